@@ -1,0 +1,10 @@
+#pragma once
+// Writes a whole file or nothing: the text goes to "<path>.tmp.<pid>" and is renamed over path.
+// On any failure the temp file is removed and InputError(path, "--out", reason) is thrown.
+#include <string>
+
+namespace parallax {
+
+void write_file_atomic(const std::string& path, const std::string& text);
+
+}  // namespace parallax

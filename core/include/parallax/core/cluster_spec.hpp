@@ -1,0 +1,48 @@
+#pragma once
+// A cluster: nodes of identical GPUs, an intra-node fabric and an inter-node network.
+// Bandwidths are effective (what NCCL achieves), not marketing numbers; each preset says where
+// its numbers come from.
+#include <cstdint>
+#include <string>
+
+#include "parallax/core/gpu_spec.hpp"
+
+namespace parallax {
+
+struct IntraNodeFabric {
+  std::string kind;  // "nvswitch" (all-to-all through switches) or "nvlink-mesh"
+  // Per GPU, per direction, marketing figure of the links (e.g. 300e9 for A100 NVLink3).
+  double nvlink_bandwidth_bytes_per_s = 0;
+  // Effective all-reduce bus bandwidth of a full node, large messages (nccl-tests busbw).
+  double allreduce_busbw_bytes_per_s = 0;
+  // Effective point-to-point bandwidth between two GPUs of a node, per direction.
+  double p2p_bandwidth_bytes_per_s = 0;
+  double latency_s = 0;  // per hop/step of a collective
+};
+
+struct InterNodeNetwork {
+  std::string kind;  // "infiniband-hdr", "infiniband-ndr", "infiniband-edr", ...
+  int64_t nics_per_node = 0;
+  double nic_bandwidth_bytes_per_s = 0;            // line rate per NIC per direction
+  double nic_effective_bandwidth_bytes_per_s = 0;  // what one NIC sustains in NCCL
+  bool rail_optimized = false;                     // GPU i of every node on leaf/rail i
+  int64_t tiers = 1;                               // switch levels (leaf, spine, core)
+  int64_t switch_radix = 0;                        // ports per switch
+  double oversubscription = 1.0;                   // >= 1; 1 = full bisection (fat tree)
+  double latency_s = 0;                            // per hop/step of a collective
+};
+
+struct ClusterSpec {
+  std::string name;
+  std::string source;
+  GpuSpec gpu;
+  int64_t nodes = 0;
+  int64_t gpus_per_node = 0;
+  IntraNodeFabric intra;
+  InterNodeNetwork inter;
+  std::string profile;  // name of the default efficiency profile (presets/profiles/NAME.json)
+
+  int64_t total_gpus() const { return nodes * gpus_per_node; }
+};
+
+}  // namespace parallax

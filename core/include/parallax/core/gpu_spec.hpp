@@ -1,0 +1,27 @@
+#pragma once
+// One accelerator: dense peak FLOP/s per dtype and HBM capacity and bandwidth.
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace parallax {
+
+enum class Dtype { fp32, tf32, bf16, fp16, fp8 };
+inline constexpr int kDtypeCount = 5;
+
+struct GpuSpec {
+  std::string name;
+  std::string source;
+  // Dense (not sparse) peak per dtype; 0 means the GPU has no such math.
+  std::array<double, kDtypeCount> peak_flops_per_s{};
+  double hbm_bytes = 0;
+  double hbm_bandwidth_bytes_per_s = 0;
+
+  double peak(Dtype d) const { return peak_flops_per_s[static_cast<int>(d)]; }
+};
+
+const char* to_string(Dtype d);
+// Bytes of one element stored in this dtype (tf32 is stored as fp32).
+double dtype_bytes(Dtype d);
+
+}  // namespace parallax

@@ -1,0 +1,34 @@
+#pragma once
+// A GPT-style decoder: the shape the cost model, planner and executor all read.
+#include <cstdint>
+#include <string>
+
+namespace parallax {
+
+enum class Activation { gelu, swiglu };
+enum class Position { learned, rope, alibi };
+enum class Norm { layernorm, rmsnorm };
+
+struct ModelSpec {
+  std::string name;    // preset name or "custom"
+  std::string source;  // where the numbers come from (required for presets)
+  int64_t layers = 0;
+  int64_t hidden = 0;
+  int64_t heads = 0;
+  int64_t kv_heads = 0;    // GQA; equals heads for multi-head attention
+  int64_t ffn_hidden = 0;  // 4*hidden for GPT-2/3 style models
+  int64_t seq_len = 0;
+  int64_t vocab = 0;
+  Activation activation = Activation::gelu;
+  Position position = Position::learned;
+  bool tied_embeddings = true;
+  Norm norm = Norm::layernorm;
+
+  int64_t head_dim() const { return hidden / heads; }
+};
+
+const char* to_string(Activation a);
+const char* to_string(Position p);
+const char* to_string(Norm n);
+
+}  // namespace parallax

@@ -1,0 +1,92 @@
+// Spellings of every enum as they appear in JSON files and on the command line.
+#include "parallax/core/gpu_spec.hpp"
+#include "parallax/core/job_spec.hpp"
+#include "parallax/core/model_spec.hpp"
+#include "parallax/core/plan_spec.hpp"
+
+namespace parallax {
+
+const char* to_string(Dtype d) {
+  switch (d) {
+    case Dtype::fp32: return "fp32";
+    case Dtype::tf32: return "tf32";
+    case Dtype::bf16: return "bf16";
+    case Dtype::fp16: return "fp16";
+    case Dtype::fp8: return "fp8";
+  }
+  return "?";
+}
+
+double dtype_bytes(Dtype d) {
+  switch (d) {
+    case Dtype::fp32: return 4;
+    case Dtype::tf32: return 4;  // tf32 is a math mode; the tensors are stored as fp32
+    case Dtype::bf16: return 2;
+    case Dtype::fp16: return 2;
+    case Dtype::fp8: return 1;
+  }
+  return 0;
+}
+
+const char* to_string(ParamBytesConvention c) {
+  switch (c) {
+    case ParamBytesConvention::b16: return "16";
+    case ParamBytesConvention::b18: return "18";
+    case ParamBytesConvention::b20: return "20";
+  }
+  return "?";
+}
+
+int bytes_per_param(ParamBytesConvention c) {
+  switch (c) {
+    case ParamBytesConvention::b16: return 16;
+    case ParamBytesConvention::b18: return 18;
+    case ParamBytesConvention::b20: return 20;
+  }
+  return 0;
+}
+
+const char* to_string(Activation a) {
+  switch (a) {
+    case Activation::gelu: return "gelu";
+    case Activation::swiglu: return "swiglu";
+  }
+  return "?";
+}
+
+const char* to_string(Position p) {
+  switch (p) {
+    case Position::learned: return "learned";
+    case Position::rope: return "rope";
+    case Position::alibi: return "alibi";
+  }
+  return "?";
+}
+
+const char* to_string(Norm n) {
+  switch (n) {
+    case Norm::layernorm: return "layernorm";
+    case Norm::rmsnorm: return "rmsnorm";
+  }
+  return "?";
+}
+
+const char* to_string(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+
+const char* to_string(Schedule s) {
+  switch (s) {
+    case Schedule::gpipe: return "gpipe";
+    case Schedule::one_f_one_b: return "1f1b";
+    case Schedule::interleaved: return "interleaved";
+  }
+  return "?";
+}
+
+}  // namespace parallax

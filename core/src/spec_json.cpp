@@ -1,0 +1,340 @@
+// JSON <-> spec structs. Each reader first rejects unknown keys (so a typo is reported as
+// `unknown key "layrs" (did you mean "layers"?)`, not as a missing "layers"), then reads every
+// field with its range, then checks the rules that tie fields of the same object together.
+#include "parallax/core/spec_json.hpp"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <vector>
+
+#include "json_text.hpp"
+#include "parallax/core/error.hpp"
+#include "parallax/core/presets.hpp"
+
+namespace parallax {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr double kUnbounded = std::numeric_limits<double>::max();
+constexpr int64_t kMaxNicsPerNode = 1024;
+constexpr int64_t kMaxSwitchRadix = 1 << 16;
+constexpr double kMaxPricePerGpuHour = 1e6;
+
+// Marks the keys an object may hold and rejects any other before a field is read.
+void expect_keys(JsonObjectReader& r, std::initializer_list<const char*> keys) {
+  for (const char* k : keys) r.ignore(k);
+  r.finish();
+}
+
+double positive(JsonObjectReader& r, const std::string& key, double max) {
+  const double x = r.get_number(key, 0, max);
+  if (x <= 0) r.fail(key, "must be > 0 (got " + format_number(x) + ")");
+  return x;
+}
+
+double positive_or_zero_if_absent(JsonObjectReader& r, const std::string& key, double max) {
+  return r.has(key) ? positive(r, key, max) : 0.0;
+}
+
+// Latencies are seconds per hop; a second or more is a unit mistake (ms or us), not a network.
+double latency(JsonObjectReader& r, const std::string& key) {
+  const double x = r.get_number(key, 0, kUnbounded);
+  if (x >= 1) r.fail(key, "must be < 1 second (got " + format_number(x) + ")");
+  return x;
+}
+
+std::string nonempty_string(JsonObjectReader& r, const std::string& key) {
+  std::string s = r.get_string(key);
+  if (s.empty()) r.fail(key, "must not be empty");
+  return s;
+}
+
+std::string nonempty_string_or(JsonObjectReader& r, const std::string& key, std::string fallback) {
+  if (!r.has(key)) return fallback;
+  return nonempty_string(r, key);
+}
+
+// The spelling was already checked against the allowed list, so a match always exists.
+template <class E, size_t N>
+E enum_from(const std::string& spelling, const std::array<E, N>& all) {
+  for (E e : all)
+    if (spelling == to_string(e)) return e;
+  return all[0];
+}
+
+constexpr std::array kDtypes{Dtype::fp32, Dtype::tf32, Dtype::bf16, Dtype::fp16, Dtype::fp8};
+constexpr std::array kActivations{Activation::gelu, Activation::swiglu};
+constexpr std::array kPositions{Position::learned, Position::rope, Position::alibi};
+constexpr std::array kNorms{Norm::layernorm, Norm::rmsnorm};
+constexpr std::array kRecomputes{Recompute::none, Recompute::selective, Recompute::full};
+constexpr std::array kSchedules{Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved};
+constexpr std::array kParamBytes{ParamBytesConvention::b16, ParamBytesConvention::b18,
+                                 ParamBytesConvention::b20};
+
+}  // namespace
+
+// ---- readers -----------------------------------------------------------------------------------
+
+ModelSpec read_model(JsonObjectReader& r) {
+  expect_keys(r, {"name", "source", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
+                  "seq_len", "vocab", "activation", "position", "tied_embeddings", "norm"});
+  ModelSpec m;
+  m.name = r.get_string_or("name", "custom");
+  m.source = r.get_string_or("source", "");
+  m.layers = r.get_int("layers", 1, Limits::max_layers);
+  m.hidden = r.get_int("hidden", 1, Limits::max_hidden);
+  m.heads = r.get_int("heads", 1, Limits::max_heads);
+  m.kv_heads = r.get_int_or("kv_heads", 1, Limits::max_heads, m.heads);
+  m.ffn_hidden = r.get_int_or("ffn_hidden", 1, 4 * Limits::max_hidden, 4 * m.hidden);
+  m.seq_len = r.get_int("seq_len", 1, Limits::max_seq_len);
+  m.vocab = r.get_int("vocab", 1, Limits::max_vocab);
+  m.activation = enum_from(r.get_enum_or("activation", {"gelu", "swiglu"}, "gelu"), kActivations);
+  m.position =
+      enum_from(r.get_enum_or("position", {"learned", "rope", "alibi"}, "learned"), kPositions);
+  m.tied_embeddings = r.get_bool_or("tied_embeddings", true);
+  m.norm = enum_from(r.get_enum_or("norm", {"layernorm", "rmsnorm"}, "layernorm"), kNorms);
+
+  if (m.hidden % m.heads != 0)
+    r.fail("heads", "hidden (" + std::to_string(m.hidden) + ") must be divisible by heads (" +
+                        std::to_string(m.heads) + ")");
+  // GQA: each group of heads/kv_heads query heads shares one key/value head.
+  if (m.heads % m.kv_heads != 0)
+    r.fail("kv_heads", "must divide heads (" + std::to_string(m.heads) + ") (got " +
+                           std::to_string(m.kv_heads) + ")");
+  return m;
+}
+
+GpuSpec read_gpu(JsonObjectReader& r) {
+  expect_keys(r, {"name", "source", "peak_flops_per_s", "hbm_bytes", "hbm_bandwidth_bytes_per_s"});
+  GpuSpec g;
+  g.name = r.get_string_or("name", "custom");
+  g.source = r.get_string_or("source", "");
+  JsonObjectReader peaks = r.object("peak_flops_per_s");
+  expect_keys(peaks, {"fp32", "tf32", "bf16", "fp16", "fp8"});
+  for (Dtype d : kDtypes)
+    g.peak_flops_per_s[static_cast<size_t>(d)] =
+        positive_or_zero_if_absent(peaks, to_string(d), Limits::max_flops_per_s);
+  // Every trainer Parallax models does its GEMMs in a 16-bit format.
+  if (g.peak(Dtype::bf16) == 0 && g.peak(Dtype::fp16) == 0)
+    r.fail("peak_flops_per_s", "must give bf16 or fp16 (or both)");
+  g.hbm_bytes = positive(r, "hbm_bytes", Limits::max_bytes);
+  g.hbm_bandwidth_bytes_per_s = positive(r, "hbm_bandwidth_bytes_per_s", Limits::max_bytes_per_s);
+  return g;
+}
+
+namespace {
+
+// "gpu" is either an inline GPU object or the name of a GPU preset (never a file path: a cluster
+// file must not depend on the directory it is read from).
+GpuSpec read_cluster_gpu(JsonObjectReader& r) {
+  const json& v = r.raw("gpu");
+  if (v.is_object()) {
+    JsonObjectReader g = r.object("gpu");
+    return read_gpu(g);
+  }
+  if (!v.is_string())
+    r.fail("gpu",
+           "must be a GPU preset name or a GPU object (got " + std::string(v.type_name()) + ")");
+  const std::string name = v.get<std::string>();
+  const std::vector<std::string> known = preset_names("gpus");
+  if (std::find(known.begin(), known.end(), name) == known.end()) {
+    try {
+      (void)preset_json("gpus", name);  // throws with the list of known names
+    } catch (const InputError& e) {
+      r.fail("gpu", e.rule());
+    }
+  }
+  return load_gpu(name);
+}
+
+IntraNodeFabric read_intra(JsonObjectReader& r) {
+  expect_keys(r, {"kind", "nvlink_bandwidth_bytes_per_s", "allreduce_busbw_bytes_per_s",
+                  "p2p_bandwidth_bytes_per_s", "latency_s"});
+  IntraNodeFabric f;
+  f.kind = r.get_enum("kind", {"nvswitch", "nvlink-mesh", "pcie"});
+  f.nvlink_bandwidth_bytes_per_s =
+      positive(r, "nvlink_bandwidth_bytes_per_s", Limits::max_bytes_per_s);
+  f.allreduce_busbw_bytes_per_s =
+      positive(r, "allreduce_busbw_bytes_per_s", Limits::max_bytes_per_s);
+  f.p2p_bandwidth_bytes_per_s = positive(r, "p2p_bandwidth_bytes_per_s", Limits::max_bytes_per_s);
+  f.latency_s = latency(r, "latency_s");
+  return f;
+}
+
+InterNodeNetwork read_inter(JsonObjectReader& r) {
+  expect_keys(r, {"kind", "nics_per_node", "nic_bandwidth_bytes_per_s",
+                  "nic_effective_bandwidth_bytes_per_s", "rail_optimized", "tiers", "switch_radix",
+                  "oversubscription", "latency_s"});
+  InterNodeNetwork n;
+  n.kind = nonempty_string(r, "kind");
+  n.nics_per_node = r.get_int("nics_per_node", 1, kMaxNicsPerNode);
+  n.nic_bandwidth_bytes_per_s = positive(r, "nic_bandwidth_bytes_per_s", Limits::max_bytes_per_s);
+  n.nic_effective_bandwidth_bytes_per_s =
+      positive(r, "nic_effective_bandwidth_bytes_per_s", Limits::max_bytes_per_s);
+  if (n.nic_effective_bandwidth_bytes_per_s > n.nic_bandwidth_bytes_per_s)
+    r.fail("nic_effective_bandwidth_bytes_per_s",
+           "must be <= nic_bandwidth_bytes_per_s (" + format_number(n.nic_bandwidth_bytes_per_s) +
+               ") (got " + format_number(n.nic_effective_bandwidth_bytes_per_s) + ")");
+  n.rail_optimized = r.get_bool("rail_optimized");
+  n.tiers = r.get_int("tiers", 1, 4);
+  n.switch_radix = r.get_int("switch_radix", 2, kMaxSwitchRadix);
+  n.oversubscription = r.get_number("oversubscription", 1, 64);
+  n.latency_s = latency(r, "latency_s");
+  return n;
+}
+
+}  // namespace
+
+ClusterSpec read_cluster(JsonObjectReader& r) {
+  expect_keys(r, {"name", "source", "gpu", "nodes", "gpus_per_node", "intra_node", "inter_node",
+                  "profile"});
+  ClusterSpec c;
+  c.name = r.get_string_or("name", "custom");
+  c.source = r.get_string_or("source", "");
+  c.gpu = read_cluster_gpu(r);
+  c.nodes = r.get_int("nodes", 1, Limits::max_gpus);
+  c.gpus_per_node = r.get_int("gpus_per_node", 1, Limits::max_gpus_per_node);
+  // Both factors are bounded above, so the product cannot overflow.
+  if (c.total_gpus() > Limits::max_gpus)
+    r.fail("nodes", "nodes (" + std::to_string(c.nodes) + ") * gpus_per_node (" +
+                        std::to_string(c.gpus_per_node) + ") = " + std::to_string(c.total_gpus()) +
+                        " must be <= " + std::to_string(Limits::max_gpus));
+  JsonObjectReader intra = r.object("intra_node");
+  c.intra = read_intra(intra);
+  JsonObjectReader inter = r.object("inter_node");
+  c.inter = read_inter(inter);
+  c.profile = nonempty_string(r, "profile");
+  return c;
+}
+
+JobSpec read_job(JsonObjectReader& r) {
+  expect_keys(r, {"global_batch", "tokens", "dtype", "optimizer", "price_per_gpu_hour_usd",
+                  "bytes_per_param", "framework"});
+  JobSpec j;
+  j.global_batch = r.get_int("global_batch", 1, Limits::max_global_batch);
+  j.tokens = r.get_number_or("tokens", 0, Limits::max_tokens, 0);
+  j.dtype =
+      enum_from(r.get_enum_or("dtype", {"fp32", "tf32", "bf16", "fp16", "fp8"}, "bf16"), kDtypes);
+  j.optimizer = r.get_enum_or("optimizer", {"adam"}, "adam");
+  j.price_per_gpu_hour_usd = r.get_number_or("price_per_gpu_hour_usd", 0, kMaxPricePerGpuHour, 0);
+  const int64_t bpp = r.get_int_or("bytes_per_param", 16, 20, 18);
+  if (bpp != 16 && bpp != 18 && bpp != 20)
+    r.fail("bytes_per_param", "must be 16, 18 or 20 (got " + std::to_string(bpp) + ")");
+  j.bytes_per_param = enum_from(std::to_string(bpp), kParamBytes);
+  j.framework = nonempty_string_or(r, "framework", "megatron-lm");
+  return j;
+}
+
+PlanSpec read_plan(JsonObjectReader& r) {
+  expect_keys(r, {"tp", "pp", "dp", "vpp", "micro_batch", "num_micro_batches", "sequence_parallel",
+                  "recompute", "recompute_layers", "zero", "schedule", "order"});
+  PlanSpec p;
+  p.tp = r.get_int("tp", 1, Limits::max_gpus);
+  p.pp = r.get_int("pp", 1, Limits::max_gpus);
+  p.dp = r.get_int("dp", 1, Limits::max_gpus);
+  p.vpp = r.get_int_or("vpp", 1, Limits::max_layers, 1);
+  p.micro_batch = r.get_int("micro_batch", 1, Limits::max_global_batch);
+  p.num_micro_batches = r.get_int_or("num_micro_batches", 1, Limits::max_global_batch, 0);
+  p.sequence_parallel = r.get_bool_or("sequence_parallel", false);
+  p.recompute =
+      enum_from(r.get_enum_or("recompute", {"none", "selective", "full"}, "none"), kRecomputes);
+  p.recompute_layers = r.get_int_or("recompute_layers", 0, Limits::max_layers, 0);
+  p.zero = r.get_int_or("zero", 0, 3, 0);
+  p.schedule = enum_from(r.get_enum_or("schedule", {"gpipe", "1f1b", "interleaved"},
+                                       p.vpp > 1 ? "interleaved" : "1f1b"),
+                         kSchedules);
+  p.order = r.get_string_or("order", p.order);
+  if (!is_valid_order(p.order))
+    r.fail("order", "must be tp, dp and pp (and optionally cp), each once, joined by '-' (got " +
+                        describe_value(json(p.order)) + ")");
+  return p;
+}
+
+// ---- writers -----------------------------------------------------------------------------------
+
+json to_json(const ModelSpec& m) {
+  return {{"name", m.name},
+          {"source", m.source},
+          {"layers", m.layers},
+          {"hidden", m.hidden},
+          {"heads", m.heads},
+          {"kv_heads", m.kv_heads},
+          {"ffn_hidden", m.ffn_hidden},
+          {"seq_len", m.seq_len},
+          {"vocab", m.vocab},
+          {"activation", to_string(m.activation)},
+          {"position", to_string(m.position)},
+          {"tied_embeddings", m.tied_embeddings},
+          {"norm", to_string(m.norm)}};
+}
+
+json to_json(const GpuSpec& g) {
+  // A dtype without math is written by leaving it out: the reader takes absence as 0.
+  json peaks = json::object();
+  for (Dtype d : kDtypes)
+    if (g.peak(d) != 0) peaks[to_string(d)] = g.peak(d);
+  return {{"name", g.name},
+          {"source", g.source},
+          {"peak_flops_per_s", peaks},
+          {"hbm_bytes", g.hbm_bytes},
+          {"hbm_bandwidth_bytes_per_s", g.hbm_bandwidth_bytes_per_s}};
+}
+
+json to_json(const ClusterSpec& c) {
+  const IntraNodeFabric& a = c.intra;
+  const InterNodeNetwork& e = c.inter;
+  return {{"name", c.name},
+          {"source", c.source},
+          {"gpu", to_json(c.gpu)},  // inline, so the file does not depend on the preset table
+          {"nodes", c.nodes},
+          {"gpus_per_node", c.gpus_per_node},
+          {"intra_node",
+           {{"kind", a.kind},
+            {"nvlink_bandwidth_bytes_per_s", a.nvlink_bandwidth_bytes_per_s},
+            {"allreduce_busbw_bytes_per_s", a.allreduce_busbw_bytes_per_s},
+            {"p2p_bandwidth_bytes_per_s", a.p2p_bandwidth_bytes_per_s},
+            {"latency_s", a.latency_s}}},
+          {"inter_node",
+           {{"kind", e.kind},
+            {"nics_per_node", e.nics_per_node},
+            {"nic_bandwidth_bytes_per_s", e.nic_bandwidth_bytes_per_s},
+            {"nic_effective_bandwidth_bytes_per_s", e.nic_effective_bandwidth_bytes_per_s},
+            {"rail_optimized", e.rail_optimized},
+            {"tiers", e.tiers},
+            {"switch_radix", e.switch_radix},
+            {"oversubscription", e.oversubscription},
+            {"latency_s", e.latency_s}}},
+          {"profile", c.profile}};
+}
+
+json to_json(const JobSpec& j) {
+  return {{"global_batch", j.global_batch},
+          {"tokens", j.tokens},
+          {"dtype", to_string(j.dtype)},
+          {"optimizer", j.optimizer},
+          {"price_per_gpu_hour_usd", j.price_per_gpu_hour_usd},
+          {"bytes_per_param", bytes_per_param(j.bytes_per_param)},
+          {"framework", j.framework}};
+}
+
+json to_json(const PlanSpec& p) {
+  json out = {{"tp", p.tp},
+              {"pp", p.pp},
+              {"dp", p.dp},
+              {"vpp", p.vpp},
+              {"micro_batch", p.micro_batch},
+              {"sequence_parallel", p.sequence_parallel},
+              {"recompute", to_string(p.recompute)},
+              {"recompute_layers", p.recompute_layers},
+              {"zero", p.zero},
+              {"schedule", to_string(p.schedule)},
+              {"order", p.order}};
+  // 0 means "derive from the batch": left out, so that reading the output gives 0 again.
+  if (p.num_micro_batches != 0) out["num_micro_batches"] = p.num_micro_batches;
+  return out;
+}
+
+}  // namespace parallax

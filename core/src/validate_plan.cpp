@@ -1,0 +1,207 @@
+// The invariants that tie a plan to a model, cluster, job and GPU count: what Megatron-LM would
+// reject at start-up (or what cannot be laid out at all), reported before anything runs.
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "parallax/core/error.hpp"
+#include "parallax/core/spec_json.hpp"
+
+namespace parallax {
+
+bool is_valid_order(const std::string& order) {
+  std::set<std::string> seen;
+  std::stringstream parts(order);
+  std::string part;
+  while (std::getline(parts, part, '-')) {
+    if (part != "tp" && part != "dp" && part != "pp" && part != "cp") return false;
+    if (!seen.insert(part).second) return false;
+  }
+  // getline drops one trailing '-', so "tp-dp-pp-" would otherwise pass.
+  return !order.empty() && order.back() != '-' && seen.count("tp") && seen.count("dp") &&
+         seen.count("pp");
+}
+
+namespace {
+
+std::string n(int64_t x) { return std::to_string(x); }
+
+// Saturates instead of overflowing: plans built in code are not range-checked by a reader.
+int64_t product(int64_t a, int64_t b) {
+  if (a != 0 && b > std::numeric_limits<int64_t>::max() / a)
+    return std::numeric_limits<int64_t>::max();
+  return a * b;
+}
+
+class PlanChecker {
+ public:
+  PlanChecker(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j, const PlanSpec& p,
+              int64_t gpus, const std::string& source)
+      : m_(m), c_(c), j_(j), p_(p), gpus_(gpus), source_(source) {}
+
+  void run() {
+    check_ranges();
+    check_gpu_count();
+    check_tensor_parallel();
+    check_pipeline_parallel();
+    check_batch();
+    check_interleaving();
+    check_sequence_parallel();
+    check_recompute();
+    check_zero();
+    check_dtype();
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& path, const std::string& rule) const {
+    throw InputError(source_, path, rule);
+  }
+
+  void at_least(const char* field, int64_t value, int64_t min) const {
+    if (value < min)
+      fail(std::string("$.plan.") + field, "must be >= " + n(min) + " (got " + n(value) + ")");
+  }
+
+  // Plans built in code (the planner) never went through read_plan's range checks.
+  void check_ranges() const {
+    at_least("tp", p_.tp, 1);
+    at_least("pp", p_.pp, 1);
+    at_least("dp", p_.dp, 1);
+    at_least("vpp", p_.vpp, 1);
+    at_least("micro_batch", p_.micro_batch, 1);
+    at_least("num_micro_batches", p_.num_micro_batches, 0);
+    at_least("recompute_layers", p_.recompute_layers, 0);
+    if (p_.zero < 0 || p_.zero > 3)
+      fail("$.plan.zero", "must be 0, 1, 2 or 3 (got " + n(p_.zero) + ")");
+    if (j_.global_batch < 1)
+      fail("$.job.global_batch", "must be >= 1 (got " + n(j_.global_batch) + ")");
+    if (!is_valid_order(p_.order))
+      fail("$.plan.order",
+           "must be tp, dp and pp (and optionally cp), each once, joined by '-' (got \"" +
+               p_.order + "\")");
+  }
+
+  void check_gpu_count() const {
+    if (gpus_ < 1) fail("$.gpus", "must be >= 1 (got " + n(gpus_) + ")");
+    if (gpus_ > c_.total_gpus())
+      fail("$.gpus", "gpus (" + n(gpus_) + ") must be <= the cluster's nodes (" + n(c_.nodes) +
+                         ") * gpus_per_node (" + n(c_.gpus_per_node) + ") = " + n(c_.total_gpus()));
+    const int64_t used = product(product(p_.tp, p_.pp), p_.dp);
+    if (used != gpus_)
+      fail("$.plan", "tp (" + n(p_.tp) + ") * pp (" + n(p_.pp) + ") * dp (" + n(p_.dp) +
+                         ") = " + n(used) + " must equal gpus (" + n(gpus_) + ")");
+  }
+
+  // Megatron splits attention heads, key/value groups and the FFN columns over TP ranks. The
+  // vocabulary is padded to a multiple of tp by Megatron, so it need not divide.
+  void check_tensor_parallel() const {
+    divisible("$.plan.tp", "heads", m_.heads, "tp", p_.tp);
+    divisible("$.plan.tp", "kv_heads", m_.kv_heads, "tp", p_.tp);
+    divisible("$.plan.tp", "ffn_hidden", m_.ffn_hidden, "tp", p_.tp);
+  }
+
+  void check_pipeline_parallel() const { divisible("$.plan.pp", "layers", m_.layers, "pp", p_.pp); }
+
+  void check_batch() const {
+    const int64_t per_micro_step = product(p_.micro_batch, p_.dp);
+    if (j_.global_batch % per_micro_step != 0)
+      fail("$.plan.micro_batch", "global_batch (" + n(j_.global_batch) +
+                                     ") must be divisible by micro_batch (" + n(p_.micro_batch) +
+                                     ") * dp (" + n(p_.dp) + ") = " + n(per_micro_step));
+    const int64_t derived = j_.global_batch / per_micro_step;
+    if (p_.num_micro_batches != 0 && p_.num_micro_batches != derived)
+      fail("$.plan.num_micro_batches", "must equal global_batch (" + n(j_.global_batch) +
+                                           ") / (micro_batch (" + n(p_.micro_batch) + ") * dp (" +
+                                           n(p_.dp) + ")) = " + n(derived) + " (got " +
+                                           n(p_.num_micro_batches) + ")");
+  }
+
+  int64_t micro_batches() const {
+    return p_.num_micro_batches != 0 ? p_.num_micro_batches
+                                     : j_.global_batch / product(p_.micro_batch, p_.dp);
+  }
+
+  // Megatron-LM's interleaved 1F1B: each pipeline rank holds vpp model chunks of equal size, and
+  // the schedule walks micro-batches in groups of pp.
+  void check_interleaving() const {
+    const bool interleaved = p_.schedule == Schedule::interleaved;
+    if (p_.vpp == 1) {
+      if (interleaved)
+        fail("$.plan.schedule", "schedule \"interleaved\" requires vpp > 1 (got vpp 1)");
+      return;
+    }
+    if (!interleaved)
+      fail("$.plan.schedule", "vpp (" + n(p_.vpp) +
+                                  ") > 1 requires schedule \"interleaved\" (got \"" +
+                                  to_string(p_.schedule) + "\")");
+    if (p_.pp < 2)
+      fail("$.plan.vpp", "vpp (" + n(p_.vpp) + ") > 1 requires pp >= 2 (got pp " + n(p_.pp) + ")");
+    const int64_t chunks = product(p_.pp, p_.vpp);
+    if (m_.layers % chunks != 0)
+      fail("$.plan.vpp", "layers (" + n(m_.layers) + ") must be divisible by pp (" + n(p_.pp) +
+                             ") * vpp (" + n(p_.vpp) + ") = " + n(chunks));
+    if (micro_batches() % p_.pp != 0)
+      fail("$.plan.num_micro_batches", "num_micro_batches (" + n(micro_batches()) +
+                                           ") must be divisible by pp (" + n(p_.pp) +
+                                           ") with the interleaved schedule (Megatron-LM)");
+  }
+
+  // Sequence parallelism shards the sequence dimension over the TP group.
+  void check_sequence_parallel() const {
+    if (!p_.sequence_parallel) return;
+    if (p_.tp == 1) fail("$.plan.sequence_parallel", "requires tp > 1 (got tp 1)");
+    if (m_.seq_len % p_.tp != 0)
+      fail("$.plan.sequence_parallel", "seq_len (" + n(m_.seq_len) + ") must be divisible by tp (" +
+                                           n(p_.tp) + ") with sequence parallelism");
+  }
+
+  void check_recompute() const {
+    if (p_.recompute_layers == 0) return;
+    if (p_.recompute != Recompute::full)
+      fail("$.plan.recompute_layers", "recompute_layers (" + n(p_.recompute_layers) +
+                                          ") requires recompute \"full\" (got \"" +
+                                          to_string(p_.recompute) + "\")");
+    const int64_t per_stage = m_.layers / p_.pp;
+    if (p_.recompute_layers > per_stage)
+      fail("$.plan.recompute_layers", "must be <= layers (" + n(m_.layers) + ") / pp (" + n(p_.pp) +
+                                          ") = " + n(per_stage) + " (got " +
+                                          n(p_.recompute_layers) + ")");
+  }
+
+  // Gradient (ZeRO-2) and parameter (ZeRO-3) sharding conflict with pipeline parallelism:
+  // DeepSpeed refuses the combination and Megatron-LM shards only optimizer state (ZeRO-1).
+  void check_zero() const {
+    if (p_.zero >= 2 && p_.pp > 1)
+      fail("$.plan.zero", "trainer rule: ZeRO-2/3 not supported with pp > 1 (zero " + n(p_.zero) +
+                              ", pp " + n(p_.pp) + ")");
+  }
+
+  void check_dtype() const {
+    if (c_.gpu.peak(j_.dtype) <= 0)
+      fail("$.job.dtype", std::string("GPU \"") + c_.gpu.name + "\" has no " + to_string(j_.dtype) +
+                              " math (peak_flops_per_s." + to_string(j_.dtype) + " is absent)");
+  }
+
+  void divisible(const char* path, const char* what, int64_t value, const char* by,
+                 int64_t divisor) const {
+    if (value % divisor != 0)
+      fail(path, std::string(what) + " (" + n(value) + ") must be divisible by " + by + " (" +
+                     n(divisor) + ")");
+  }
+
+  const ModelSpec& m_;
+  const ClusterSpec& c_;
+  const JobSpec& j_;
+  const PlanSpec& p_;
+  int64_t gpus_;
+  const std::string& source_;
+};
+
+}  // namespace
+
+void validate_plan(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j, const PlanSpec& p,
+                   int64_t gpus, const std::string& source) {
+  PlanChecker(m, c, j, p, gpus, source).run();
+}
+
+}  // namespace parallax

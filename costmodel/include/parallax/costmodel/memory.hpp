@@ -1,0 +1,53 @@
+#pragma once
+// Memory per GPU, per pipeline stage (DESIGN.md §4): weights, gradients and optimizer state by the
+// bytes-per-parameter convention and ZeRO stage; activations by Korthikanti et al. 2022; buffers.
+#include <cstdint>
+#include <vector>
+
+#include "parallax/core/job_spec.hpp"
+#include "parallax/core/model_spec.hpp"
+#include "parallax/core/plan_spec.hpp"
+#include "parallax/costmodel/ops.hpp"
+
+namespace parallax {
+
+// Bytes per parameter of each tensor family before ZeRO sharding.
+struct ParamBytes {
+  double weights = 0;
+  double grads = 0;
+  double optimizer = 0;
+  double total() const { return weights + grads + optimizer; }
+};
+ParamBytes param_bytes(ParamBytesConvention c);
+
+// Parameters one rank holds for one transformer layer (tp-sharded; norms and row-parallel biases
+// replicated).
+double layer_params_per_rank(const ModelSpec& m, int64_t tp);
+// Parameters on pipeline stage `stage` of one tensor-parallel rank (layers split evenly).
+double stage_params_per_rank(const ModelSpec& m, const PlanSpec& p, int64_t stage);
+
+// Korthikanti et al. 2022 activation bytes of ONE layer for ONE micro-batch (16-bit activations):
+//   none, no SP:  s b h (10 + 24/t + 5 a s/(h t))      none, SP:  s b h/t (34 + 5 a s/h)
+//   selective:    drop the 5 a s/h term                 full:      2 s b h  (÷ t with SP)
+double layer_activation_bytes(const ModelSpec& m, int64_t micro_batch, int64_t tp, bool sp,
+                              Recompute r);
+// Micro-batches (each holding the stage's layers) in flight on a pipeline stage at the peak.
+//   gpipe: m; 1f1b: min(pp - k, m); interleaved: chunks in flight / vpp (Megatron-LM's warm-up).
+double in_flight_micro_batches(const PlanSpec& p, int64_t stage);
+
+struct StageMemory {
+  int64_t stage = 0;
+  double params = 0;
+  double weights_bytes = 0;
+  double grads_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;  // Korthikanti stash: layers x in-flight x per-layer bytes
+  double buffers_bytes = 0;      // recompute working set, logits/loss, p2p and TP buffers
+  double total_bytes() const {
+    return weights_bytes + grads_bytes + optimizer_bytes + activations_bytes + buffers_bytes;
+  }
+};
+
+std::vector<StageMemory> stage_memory(const ModelSpec& m, const JobSpec& j, const PlanSpec& p);
+
+}  // namespace parallax

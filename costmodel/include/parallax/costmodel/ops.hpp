@@ -1,0 +1,68 @@
+#pragma once
+// Every op of one GPT micro-batch on one tensor-parallel shard, with its FLOPs and bytes moved.
+// Backward is counted op by op (data-grad and weight-grad GEMMs, element-wise backward kernels),
+// never as a multiple of forward.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "parallax/core/job_spec.hpp"
+#include "parallax/core/model_spec.hpp"
+#include "parallax/core/plan_spec.hpp"
+
+namespace parallax {
+
+enum class OpKind { gemm, memory };
+enum class Phase { forward, backward_data, backward_weight, recompute };
+// Communication an op list needs, in bytes per TP rank (the collective's buffer size).
+enum class CommKind { none, tp_all_reduce, tp_reduce_scatter, tp_all_gather };
+
+struct GemmShape {
+  double batch = 1;  // batched GEMMs (attention) run `batch` independent M x N x K products
+  double m = 0;
+  double n = 0;
+  double k = 0;
+  double min_dim() const;
+};
+
+struct Op {
+  std::string name;  // e.g. "fc1", "fc1.dgrad", "softmax.bwd"
+  OpKind kind = OpKind::memory;
+  Phase phase = Phase::forward;
+  double flops = 0;
+  double bytes = 0;  // HBM traffic of the kernel
+  GemmShape shape;   // gemm only
+};
+
+struct CommOp {
+  std::string name;
+  CommKind kind = CommKind::none;
+  Phase phase = Phase::forward;
+  double bytes = 0;  // collective buffer size per rank (nccl-tests "size")
+};
+
+// The shard one rank computes: micro-batch b, tp degree t, sequence parallel, dtype.
+struct ShardShape {
+  int64_t micro_batch = 1;
+  int64_t tp = 1;
+  bool sequence_parallel = false;
+  double act_bytes = 2;  // bytes per activation element (2 for bf16/fp16)
+  int64_t padded_vocab = 0;
+};
+
+ShardShape shard_shape(const ModelSpec& m, const JobSpec& j, const PlanSpec& p);
+// Megatron-LM pads the vocabulary to a multiple of 128 * tp.
+int64_t padded_vocab(int64_t vocab, int64_t tp);
+
+// One transformer layer: forward, backward (data and weight), and recompute ops per the mode.
+std::vector<Op> layer_ops(const ModelSpec& m, const ShardShape& s, Recompute recompute);
+std::vector<CommOp> layer_comm(const ModelSpec& m, const ShardShape& s, Recompute recompute);
+// Embedding on the first stage; final norm, logits and cross-entropy on the last.
+std::vector<Op> embedding_ops(const ModelSpec& m, const ShardShape& s);
+std::vector<CommOp> embedding_comm(const ModelSpec& m, const ShardShape& s);
+std::vector<Op> head_ops(const ModelSpec& m, const ShardShape& s);
+std::vector<CommOp> head_comm(const ModelSpec& m, const ShardShape& s);
+
+double total_flops(const std::vector<Op>& ops, bool include_recompute);
+
+}  // namespace parallax

@@ -1,0 +1,59 @@
+#pragma once
+// Analytic prediction of one training iteration: time breakdown, memory per stage, throughput in
+// every FLOP convention. The simulator refines the pipeline part; the planner calls this for every
+// candidate, so it must stay cheap.
+#include <cstdint>
+#include <vector>
+
+#include "parallax/core/cluster_spec.hpp"
+#include "parallax/core/job_spec.hpp"
+#include "parallax/core/model_spec.hpp"
+#include "parallax/core/plan_spec.hpp"
+#include "parallax/costmodel/memory.hpp"
+#include "parallax/costmodel/profile.hpp"
+
+namespace parallax {
+
+struct TimeBreakdown {
+  // Parts of the critical (slowest) pipeline stage's timeline; they add up to the iteration time.
+  double compute_s = 0;
+  double tp_comm_s = 0;
+  double pp_comm_s = 0;
+  double dp_comm_exposed_s = 0;
+  double bubble_s = 0;
+  double optimizer_s = 0;
+};
+
+struct StageTime {
+  double forward_s = 0;    // one micro-batch, all chunks of the stage
+  double backward_s = 0;   // data + weight grads, one micro-batch
+  double recompute_s = 0;  // recomputed forward in backward
+  double tp_comm_s = 0;    // exposed TP communication, one micro-batch
+};
+
+struct Prediction {
+  double iteration_time_s = 0;
+  double tokens_per_s = 0;
+  double model_flops = 0;      // per iteration, counted ops, no recompute
+  double hardware_flops = 0;   // per iteration, counted ops, with recompute
+  double megatron_flops = 0;   // 96 B s L h^2 (...) convention
+  double model_tflops_per_gpu = 0;
+  double hardware_tflops_per_gpu = 0;
+  double megatron_tflops_per_gpu = 0;
+  double mfu = 0;  // model FLOPs / (gpus * time * dense peak of the dtype)
+  TimeBreakdown time;
+  std::vector<StageTime> stage_times;
+  std::vector<StageMemory> memory;
+  double peak_bytes = 0;  // most loaded stage, without the reserve
+  int64_t peak_stage = 0;
+  double reserve_bytes = 0;
+  double capacity_bytes = 0;
+  bool fits = false;
+  int bytes_per_param = 18;
+};
+
+// Inputs must already satisfy validate_plan. num_micro_batches must be set.
+Prediction predict(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j, const PlanSpec& p,
+                   const EfficiencyProfile& prof);
+
+}  // namespace parallax

@@ -1,0 +1,40 @@
+#pragma once
+// Reproduces published training runs (validation/published_runs.json): predicts each row with the
+// default profile of its cluster and compares in the convention the row's source used.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "parallax/core/plan_spec.hpp"
+#include "parallax/costmodel/predict.hpp"
+#include "parallax/costmodel/profile.hpp"
+
+namespace parallax {
+
+struct ValidationRow {
+  std::string id;
+  std::string convention;  // "megatron_hw" or "model_mfu"
+  std::string framework;
+  double measured_tflops_per_gpu = 0;
+  double predicted_tflops_per_gpu = 0;
+  double measured_iteration_time_s = 0;  // 0 when the source gives none
+  double predicted_iteration_time_s = 0;
+  double error_pct = 0;  // (predicted - measured) / measured, in the row's convention
+  PlanSpec plan;          // the plan predicted, with unpublished fields filled in
+  std::string filled;     // which unpublished fields were chosen, and how
+  bool fits = false;
+};
+
+struct ValidationReport {
+  std::vector<ValidationRow> rows;
+  double mean_abs_error_pct = 0;
+  double max_abs_error_pct = 0;
+};
+
+// profile_override: when set, used for every row instead of each cluster's default profile.
+ValidationReport validate_runs(const nlohmann::json& runs, const std::string& source,
+                               const std::optional<EfficiencyProfile>& profile_override);
+
+}  // namespace parallax

@@ -1,0 +1,137 @@
+#include "parallax/costmodel/memory.hpp"
+
+#include <algorithm>
+
+namespace parallax {
+
+ParamBytes param_bytes(ParamBytesConvention c) {
+  switch (c) {
+    case ParamBytesConvention::b16: return {2, 2, 12};
+    case ParamBytesConvention::b18: return {2, 4, 12};
+    case ParamBytesConvention::b20: return {2, 6, 12};
+  }
+  return {2, 4, 12};
+}
+
+double layer_params_per_rank(const ModelSpec& m, int64_t tp) {
+  const double t = static_cast<double>(tp);
+  const double h = static_cast<double>(m.hidden);
+  const double d = static_cast<double>(m.head_dim());
+  const double qkv_out = static_cast<double>(m.heads + 2 * m.kv_heads) * d;
+  const double f = static_cast<double>(m.ffn_hidden);
+  const double fc1_out = m.activation == Activation::swiglu ? 2 * f : f;
+  const double norm = m.norm == Norm::layernorm ? 2 * h : h;
+  // Column-parallel QKV and FC1 shard weights and biases; row-parallel projection and FC2 shard
+  // weights, replicate biases; norms are replicated.
+  return (h * qkv_out + qkv_out + h * h + h * fc1_out + fc1_out + f * h) / t + 2 * h + 2 * norm;
+}
+
+double stage_params_per_rank(const ModelSpec& m, const PlanSpec& p, int64_t stage) {
+  const double layers = static_cast<double>(m.layers / p.pp);
+  double params = layers * layer_params_per_rank(m, p.tp);
+  const double h = static_cast<double>(m.hidden);
+  const double vocab_local =
+      static_cast<double>(padded_vocab(m.vocab, p.tp)) / static_cast<double>(p.tp) * h;
+  if (stage == 0) {
+    params += vocab_local;
+    if (m.position == Position::learned) params += static_cast<double>(m.seq_len) * h;
+  }
+  if (stage == p.pp - 1) {
+    params += m.norm == Norm::layernorm ? 2 * h : h;
+    // The output layer: its own weights when untied; with tied embeddings and pp > 1 Megatron-LM
+    // keeps a copy of the word embeddings on the last stage (synchronised by an all-reduce).
+    if (!m.tied_embeddings || p.pp > 1) params += vocab_local;
+  }
+  return params;
+}
+
+double layer_activation_bytes(const ModelSpec& m, int64_t micro_batch, int64_t tp, bool sp,
+                              Recompute r) {
+  const double s = static_cast<double>(m.seq_len);
+  const double b = static_cast<double>(micro_batch);
+  const double h = static_cast<double>(m.hidden);
+  const double a = static_cast<double>(m.heads);
+  const double t = static_cast<double>(tp);
+  const double sbh = s * b * h;
+  const double attn = 5 * a * s / h;  // softmax output, dropout mask and output per head
+  switch (r) {
+    case Recompute::none:
+      return sp ? sbh / t * (34 + attn) : sbh * (10 + 24 / t + attn / t);
+    case Recompute::selective:
+      return sp ? sbh / t * 34 : sbh * (10 + 24 / t);
+    case Recompute::full:
+      return sp ? 2 * sbh / t : 2 * sbh;
+  }
+  return 0;
+}
+
+double in_flight_micro_batches(const PlanSpec& p, int64_t stage) {
+  const double m = static_cast<double>(p.num_micro_batches);
+  switch (p.schedule) {
+    case Schedule::gpipe: return m;
+    case Schedule::one_f_one_b: return std::min(static_cast<double>(p.pp - stage), m);
+    case Schedule::interleaved: {
+      // Megatron-LM: warm-up runs (pp - k - 1) * 2 + (vpp - 1) * pp chunk forwards, then one more
+      // before the first backward; each chunk holds 1/vpp of the stage's layers.
+      const double chunks = static_cast<double>((p.pp - stage - 1) * 2 + (p.vpp - 1) * p.pp + 1);
+      const double total = m * static_cast<double>(p.vpp);
+      return std::min(chunks, total) / static_cast<double>(p.vpp);
+    }
+  }
+  return m;
+}
+
+std::vector<StageMemory> stage_memory(const ModelSpec& m, const JobSpec& j, const PlanSpec& p) {
+  const ParamBytes pb = param_bytes(j.bytes_per_param);
+  const double dp = static_cast<double>(p.dp);
+  const ShardShape sh = shard_shape(m, j, p);
+  const double e_scale = sh.act_bytes / 2;  // Korthikanti's formulas assume 16-bit activations
+  const int64_t layers = m.layers / p.pp;
+  const int64_t recomputed =
+      p.recompute == Recompute::full && p.recompute_layers > 0 ? p.recompute_layers : layers;
+  const double per_layer_kept =
+      layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, p.recompute);
+  const double per_layer_full =
+      layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, Recompute::none);
+  const double per_mb_stash =
+      p.recompute == Recompute::full
+          ? static_cast<double>(recomputed) * per_layer_kept +
+                static_cast<double>(layers - recomputed) * per_layer_full
+          : static_cast<double>(layers) * per_layer_kept;
+
+  const double t = static_cast<double>(p.tp);
+  const double sbh = static_cast<double>(p.micro_batch * m.seq_len * m.hidden);
+  const double sb = static_cast<double>(p.micro_batch * m.seq_len);
+  const double v_local = static_cast<double>(sh.padded_vocab) / t;
+
+  std::vector<StageMemory> out;
+  for (int64_t k = 0; k < p.pp; ++k) {
+    StageMemory sm;
+    sm.stage = k;
+    sm.params = stage_params_per_rank(m, p, k);
+    sm.weights_bytes = sm.params * pb.weights / (p.zero >= 3 ? dp : 1);
+    sm.grads_bytes = sm.params * pb.grads / (p.zero >= 2 ? dp : 1);
+    sm.optimizer_bytes = sm.params * pb.optimizer / (p.zero >= 1 ? dp : 1);
+    sm.activations_bytes = per_mb_stash * in_flight_micro_batches(p, k) * e_scale;
+
+    double buffers = 0;
+    // Recompute working set: one layer's activations rebuilt during its backward.
+    if (p.recompute == Recompute::full) buffers += (per_layer_full - per_layer_kept) * e_scale;
+    if (p.recompute == Recompute::selective) {
+      buffers += (per_layer_full - per_layer_kept) * e_scale;
+    }
+    // TP all-reduce output and pipeline send/receive buffers (forward and backward).
+    buffers += sbh * sh.act_bytes;
+    if (p.pp > 1) buffers += 4 * sbh * sh.act_bytes / t;
+    if (k == 0) buffers += sbh * (sh.act_bytes + 1);  // embedding output and dropout mask
+    if (k == p.pp - 1) {
+      // 16-bit logits, their fp32 copy and the fp32 softmax kept for the backward.
+      buffers += sb * v_local * (sh.act_bytes + 4 + 4);
+    }
+    sm.buffers_bytes = buffers;
+    out.push_back(sm);
+  }
+  return out;
+}
+
+}  // namespace parallax

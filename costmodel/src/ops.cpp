@@ -1,0 +1,269 @@
+// Op lists of one GPT micro-batch on one tensor-parallel rank. Element-wise byte counts assume
+// Megatron-LM's fused kernels (bias+GeLU, bias+dropout+add, scale+mask+softmax) and dropout on
+// attention probabilities and on both residual branches, as in Korthikanti et al. 2022.
+#include "parallax/costmodel/ops.hpp"
+
+#include <algorithm>
+
+#include "parallax/core/gpu_spec.hpp"
+
+namespace parallax {
+namespace {
+
+constexpr double kMaskBytes = 1;  // dropout masks are stored as bytes
+
+void add_gemm(std::vector<Op>& ops, const std::string& name, Phase phase, GemmShape g) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::gemm;
+  op.phase = phase;
+  op.shape = g;
+  op.flops = 2 * g.batch * g.m * g.n * g.k;
+  // Inputs and output once each in 16-bit; the roofline max() makes this matter only for slim GEMMs.
+  op.bytes = 2 * g.batch * (g.m * g.k + g.k * g.n + g.m * g.n);
+  ops.push_back(op);
+}
+
+void add_mem(std::vector<Op>& ops, const std::string& name, Phase phase, double bytes,
+             double flops) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::memory;
+  op.phase = phase;
+  op.bytes = bytes;
+  op.flops = flops;
+  ops.push_back(op);
+}
+
+// A linear layer Y[M,N] = X[M,K] W[K,N]: forward, data-grad dX = dY W^T, weight-grad dW = X^T dY.
+void add_linear(std::vector<Op>& fwd, std::vector<Op>& bwd, const std::string& name, double m,
+                double n, double k) {
+  add_gemm(fwd, name, Phase::forward, {1, m, n, k});
+  add_gemm(bwd, name + ".dgrad", Phase::backward_data, {1, m, k, n});
+  add_gemm(bwd, name + ".wgrad", Phase::backward_weight, {1, k, n, m});
+}
+
+struct LayerDims {
+  double b, s, h, a_local, kv_local, d, f_local, t;
+  double n_ln;  // elements a norm / residual kernel touches on this rank (÷t with SP)
+  double e;     // activation bytes per element
+};
+
+LayerDims dims(const ModelSpec& m, const ShardShape& sh) {
+  LayerDims L{};
+  L.b = static_cast<double>(sh.micro_batch);
+  L.s = static_cast<double>(m.seq_len);
+  L.h = static_cast<double>(m.hidden);
+  L.t = static_cast<double>(sh.tp);
+  L.a_local = static_cast<double>(m.heads) / L.t;
+  L.kv_local = static_cast<double>(m.kv_heads) / L.t;
+  L.d = static_cast<double>(m.head_dim());
+  L.f_local = static_cast<double>(m.ffn_hidden) / L.t;
+  L.n_ln = L.s * L.b * L.h / (sh.sequence_parallel ? L.t : 1.0);
+  L.e = sh.act_bytes;
+  return L;
+}
+
+// Forward ops of the attention core (scores, softmax, dropout, context), the part selective
+// recompute re-runs. Appended with the given phase.
+void attention_core_forward(std::vector<Op>& ops, const LayerDims& L, Phase phase) {
+  const double probs = L.b * L.a_local * L.s * L.s;
+  add_gemm(ops, "attn.scores", phase, {L.b * L.a_local, L.s, L.s, L.d});
+  add_mem(ops, "attn.softmax", phase, probs * 2 * L.e, 5 * probs);
+  add_mem(ops, "attn.dropout", phase, probs * (2 * L.e + kMaskBytes), probs);
+  add_gemm(ops, "attn.context", phase, {L.b * L.a_local, L.s, L.d, L.s});
+}
+
+std::vector<Op> layer_forward(const ModelSpec& m, const LayerDims& L, std::vector<Op>& bwd) {
+  std::vector<Op> fwd;
+  const double sb = L.s * L.b;
+  const double qkv_n = (L.a_local + 2 * L.kv_local) * L.d;
+  const bool swiglu = m.activation == Activation::swiglu;
+  const double fc1_n = swiglu ? 2 * L.f_local : L.f_local;
+
+  add_mem(fwd, "ln1", Phase::forward, L.n_ln * 2 * L.e, 8 * L.n_ln);
+  add_mem(bwd, "ln1.bwd", Phase::backward_data, L.n_ln * 3 * L.e, 12 * L.n_ln);
+  add_linear(fwd, bwd, "qkv", sb, qkv_n, L.h);
+  if (m.position == Position::rope) {
+    const double qk = sb * (L.a_local + L.kv_local) * L.d;
+    add_mem(fwd, "rope", Phase::forward, qk * 2 * L.e, 3 * qk);
+    add_mem(bwd, "rope.bwd", Phase::backward_data, qk * 2 * L.e, 3 * qk);
+  }
+  attention_core_forward(fwd, L, Phase::forward);
+  {
+    const double probs = L.b * L.a_local * L.s * L.s;
+    // Backward of context = P V: dP = dO V^T and dV = P^T dO; of scores = Q K^T: dQ and dK.
+    add_gemm(bwd, "attn.context.dgrad_probs", Phase::backward_data, {L.b * L.a_local, L.s, L.s, L.d});
+    add_gemm(bwd, "attn.context.dgrad_v", Phase::backward_data, {L.b * L.a_local, L.s, L.d, L.s});
+    add_mem(bwd, "attn.dropout.bwd", Phase::backward_data, probs * (2 * L.e + kMaskBytes), probs);
+    add_mem(bwd, "attn.softmax.bwd", Phase::backward_data, probs * 3 * L.e, 4 * probs);
+    add_gemm(bwd, "attn.scores.dgrad_q", Phase::backward_data, {L.b * L.a_local, L.s, L.d, L.s});
+    add_gemm(bwd, "attn.scores.dgrad_k", Phase::backward_data, {L.b * L.a_local, L.s, L.d, L.s});
+  }
+  add_linear(fwd, bwd, "proj", sb, L.h, L.a_local * L.d);
+  add_mem(fwd, "bias_dropout_add1", Phase::forward, L.n_ln * (3 * L.e + kMaskBytes), 3 * L.n_ln);
+  add_mem(bwd, "bias_dropout_add1.bwd", Phase::backward_data, L.n_ln * (2 * L.e + kMaskBytes),
+          L.n_ln);
+  add_mem(fwd, "ln2", Phase::forward, L.n_ln * 2 * L.e, 8 * L.n_ln);
+  add_mem(bwd, "ln2.bwd", Phase::backward_data, L.n_ln * 3 * L.e, 12 * L.n_ln);
+  add_linear(fwd, bwd, "fc1", sb, fc1_n, L.h);
+  const double ff = sb * L.f_local;
+  if (swiglu) {
+    add_mem(fwd, "swiglu", Phase::forward, ff * 3 * L.e, 6 * ff);
+    add_mem(bwd, "swiglu.bwd", Phase::backward_data, ff * 5 * L.e, 10 * ff);
+  } else {
+    add_mem(fwd, "bias_gelu", Phase::forward, ff * 2 * L.e, 10 * ff);
+    add_mem(bwd, "bias_gelu.bwd", Phase::backward_data, ff * 3 * L.e, 14 * ff);
+  }
+  add_linear(fwd, bwd, "fc2", sb, L.h, L.f_local);
+  add_mem(fwd, "bias_dropout_add2", Phase::forward, L.n_ln * (3 * L.e + kMaskBytes), 3 * L.n_ln);
+  add_mem(bwd, "bias_dropout_add2.bwd", Phase::backward_data, L.n_ln * (2 * L.e + kMaskBytes),
+          L.n_ln);
+  return fwd;
+}
+
+CommOp comm(const std::string& name, CommKind kind, Phase phase, double bytes) {
+  return CommOp{name, kind, phase, bytes};
+}
+
+// The conjugate pair around one column-parallel + row-parallel block: forward all-reduce after the
+// row-parallel GEMM, backward all-reduce before the column-parallel GEMM's input grad. With
+// sequence parallelism each all-reduce becomes reduce-scatter + all-gather of the same volume.
+void add_tp_pair(std::vector<CommOp>& out, const std::string& name, Phase fwd_phase, double bytes,
+                 bool sp, bool with_backward) {
+  if (sp) {
+    out.push_back(comm(name + ".ag", CommKind::tp_all_gather, fwd_phase, bytes));
+    out.push_back(comm(name + ".rs", CommKind::tp_reduce_scatter, fwd_phase, bytes));
+    if (with_backward) {
+      out.push_back(comm(name + ".bwd.ag", CommKind::tp_all_gather, Phase::backward_data, bytes));
+      out.push_back(comm(name + ".bwd.rs", CommKind::tp_reduce_scatter, Phase::backward_data, bytes));
+    }
+  } else {
+    out.push_back(comm(name + ".ar", CommKind::tp_all_reduce, fwd_phase, bytes));
+    if (with_backward) {
+      out.push_back(comm(name + ".bwd.ar", CommKind::tp_all_reduce, Phase::backward_data, bytes));
+    }
+  }
+}
+
+}  // namespace
+
+double GemmShape::min_dim() const { return std::min({m, n, k}); }
+
+int64_t padded_vocab(int64_t vocab, int64_t tp) {
+  const int64_t multiple = 128 * tp;
+  return (vocab + multiple - 1) / multiple * multiple;
+}
+
+ShardShape shard_shape(const ModelSpec& m, const JobSpec& j, const PlanSpec& p) {
+  ShardShape s;
+  s.micro_batch = p.micro_batch;
+  s.tp = p.tp;
+  s.sequence_parallel = p.sequence_parallel;
+  // fp32/tf32 training keeps fp32 activations; 16- and 8-bit training keeps 16-bit activations.
+  s.act_bytes = (j.dtype == Dtype::fp32 || j.dtype == Dtype::tf32) ? 4.0 : 2.0;
+  s.padded_vocab = padded_vocab(m.vocab, p.tp);
+  return s;
+}
+
+std::vector<Op> layer_ops(const ModelSpec& m, const ShardShape& s, Recompute recompute) {
+  const LayerDims L = dims(m, s);
+  std::vector<Op> bwd;
+  std::vector<Op> ops = layer_forward(m, L, bwd);
+  if (recompute == Recompute::full) {
+    std::vector<Op> unused;
+    for (Op op : layer_forward(m, L, unused)) {
+      op.phase = Phase::recompute;
+      ops.push_back(op);
+    }
+  } else if (recompute == Recompute::selective) {
+    attention_core_forward(ops, L, Phase::recompute);
+  }
+  ops.insert(ops.end(), bwd.begin(), bwd.end());
+  return ops;
+}
+
+std::vector<CommOp> layer_comm(const ModelSpec& m, const ShardShape& s, Recompute recompute) {
+  std::vector<CommOp> out;
+  if (s.tp == 1) return out;
+  const double bytes = static_cast<double>(s.micro_batch * m.seq_len * m.hidden) * s.act_bytes;
+  add_tp_pair(out, "attn", Phase::forward, bytes, s.sequence_parallel, true);
+  add_tp_pair(out, "mlp", Phase::forward, bytes, s.sequence_parallel, true);
+  if (recompute == Recompute::full) {
+    add_tp_pair(out, "attn.recompute", Phase::recompute, bytes, s.sequence_parallel, false);
+    add_tp_pair(out, "mlp.recompute", Phase::recompute, bytes, s.sequence_parallel, false);
+  }
+  return out;
+}
+
+std::vector<Op> embedding_ops(const ModelSpec& m, const ShardShape& s) {
+  std::vector<Op> ops;
+  const double sbh = static_cast<double>(s.micro_batch * m.seq_len * m.hidden);
+  const double e = s.act_bytes;
+  // Vocab-parallel lookup writes s*b*h, then position add and embedding dropout.
+  add_mem(ops, "embedding.lookup", Phase::forward, sbh * (e + 4.0 / static_cast<double>(m.hidden)), 0);
+  add_mem(ops, "embedding.dropout", Phase::forward, sbh * (3 * e + kMaskBytes), 2 * sbh);
+  // Backward scatter-adds the incoming gradient into the fp32 embedding gradient.
+  add_mem(ops, "embedding.bwd", Phase::backward_weight, sbh * (2 * e + 4), sbh);
+  return ops;
+}
+
+std::vector<CommOp> embedding_comm(const ModelSpec& m, const ShardShape& s) {
+  std::vector<CommOp> out;
+  if (s.tp == 1) return out;
+  const double bytes = static_cast<double>(s.micro_batch * m.seq_len * m.hidden) * s.act_bytes;
+  // Vocab-parallel embedding: all-reduce of the looked-up rows (reduce-scatter with SP).
+  out.push_back(comm("embedding.ar", s.sequence_parallel ? CommKind::tp_reduce_scatter
+                                                         : CommKind::tp_all_reduce,
+                     Phase::forward, bytes));
+  return out;
+}
+
+std::vector<Op> head_ops(const ModelSpec& m, const ShardShape& s) {
+  std::vector<Op> ops;
+  const double sb = static_cast<double>(s.micro_batch * m.seq_len);
+  const double h = static_cast<double>(m.hidden);
+  const double v_local = static_cast<double>(s.padded_vocab) / static_cast<double>(s.tp);
+  const double n_ln = sb * h / (s.sequence_parallel ? static_cast<double>(s.tp) : 1.0);
+  const double e = s.act_bytes;
+  add_mem(ops, "final_ln", Phase::forward, n_ln * 2 * e, 8 * n_ln);
+  add_mem(ops, "final_ln.bwd", Phase::backward_data, n_ln * 3 * e, 12 * n_ln);
+  std::vector<Op> bwd;
+  add_linear(ops, bwd, "logits", sb, v_local, h);
+  // Vocab-parallel cross-entropy in fp32: cast, max, exp-sum, log-softmax and loss (Megatron-LM
+  // vocab_parallel_cross_entropy), then the gradient softmax - one_hot cast back to 16 bits.
+  const double logits = sb * v_local;
+  add_mem(ops, "cross_entropy", Phase::forward, logits * (e + 4 * 4), 6 * logits);
+  add_mem(ops, "cross_entropy.bwd", Phase::backward_data, logits * (4 + 4 + e), 2 * logits);
+  ops.insert(ops.end(), bwd.begin(), bwd.end());
+  return ops;
+}
+
+std::vector<CommOp> head_comm(const ModelSpec& m, const ShardShape& s) {
+  std::vector<CommOp> out;
+  if (s.tp == 1) return out;
+  const double bytes = static_cast<double>(s.micro_batch * m.seq_len * m.hidden) * s.act_bytes;
+  const double sb = static_cast<double>(s.micro_batch * m.seq_len);
+  if (s.sequence_parallel) {
+    out.push_back(comm("logits.ag", CommKind::tp_all_gather, Phase::forward, bytes));
+    out.push_back(comm("logits.bwd.rs", CommKind::tp_reduce_scatter, Phase::backward_data, bytes));
+  } else {
+    // Column-parallel logits: all-reduce of the input gradient in backward.
+    out.push_back(comm("logits.bwd.ar", CommKind::tp_all_reduce, Phase::backward_data, bytes));
+  }
+  // Cross-entropy: all-reduces of the max, the exp-sum and the target logit (fp32 per token).
+  out.push_back(comm("cross_entropy.ar", CommKind::tp_all_reduce, Phase::forward, 3 * 4 * sb));
+  return out;
+}
+
+double total_flops(const std::vector<Op>& ops, bool include_recompute) {
+  double f = 0;
+  for (const Op& op : ops) {
+    if (op.kind != OpKind::gemm) continue;  // FLOP conventions count matrix multiplies only
+    if (op.phase == Phase::recompute && !include_recompute) continue;
+    f += op.flops;
+  }
+  return f;
+}
+
+}  // namespace parallax

@@ -1,0 +1,49 @@
+#include "parallax/costmodel/prediction_json.hpp"
+
+namespace parallax {
+
+nlohmann::json to_json(const Prediction& p) {
+  nlohmann::json j;
+  j["iteration_time_s"] = p.iteration_time_s;
+  j["tokens_per_s"] = p.tokens_per_s;
+  j["model_flops_per_iteration"] = p.model_flops;
+  j["hardware_flops_per_iteration"] = p.hardware_flops;
+  j["megatron_flops_per_iteration"] = p.megatron_flops;
+  j["model_tflops_per_gpu"] = p.model_tflops_per_gpu;
+  j["hardware_tflops_per_gpu"] = p.hardware_tflops_per_gpu;
+  j["megatron_tflops_per_gpu"] = p.megatron_tflops_per_gpu;
+  j["mfu"] = p.mfu;
+  j["fits"] = p.fits;
+  j["bytes_per_param"] = p.bytes_per_param;
+  j["time"] = {{"compute_s", p.time.compute_s},
+               {"tp_comm_s", p.time.tp_comm_s},
+               {"pp_comm_s", p.time.pp_comm_s},
+               {"dp_comm_exposed_s", p.time.dp_comm_exposed_s},
+               {"bubble_s", p.time.bubble_s},
+               {"optimizer_s", p.time.optimizer_s}};
+  nlohmann::json stages = nlohmann::json::array();
+  for (size_t i = 0; i < p.memory.size(); ++i) {
+    const StageMemory& s = p.memory[i];
+    const StageTime& t = p.stage_times[i];
+    stages.push_back({{"stage", s.stage},
+                      {"params", s.params},
+                      {"weights_bytes", s.weights_bytes},
+                      {"grads_bytes", s.grads_bytes},
+                      {"optimizer_bytes", s.optimizer_bytes},
+                      {"activations_bytes", s.activations_bytes},
+                      {"buffers_bytes", s.buffers_bytes},
+                      {"total_bytes", s.total_bytes()},
+                      {"forward_s", t.forward_s},
+                      {"backward_s", t.backward_s},
+                      {"recompute_s", t.recompute_s},
+                      {"tp_comm_s", t.tp_comm_s}});
+  }
+  j["memory"] = {{"peak_bytes", p.peak_bytes},
+                 {"peak_stage", p.peak_stage},
+                 {"reserve_bytes", p.reserve_bytes},
+                 {"capacity_bytes", p.capacity_bytes},
+                 {"per_stage", stages}};
+  return j;
+}
+
+}  // namespace parallax

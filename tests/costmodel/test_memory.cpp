@@ -1,0 +1,130 @@
+// Memory model against hand derivations: 18 / 16 / 20 bytes per parameter, ZeRO-1's 6 + 12/dp,
+// Korthikanti et al. 2022's activation formulas, and the MT-NLG paper's own arithmetic.
+#include <catch2/catch.hpp>
+
+#include "parallax/core/presets.hpp"
+#include "parallax/costmodel/conventions.hpp"
+#include "parallax/costmodel/memory.hpp"
+#include "parallax/costmodel/predict.hpp"
+
+using namespace parallax;
+
+namespace {
+
+PlanSpec mtnlg_plan() {
+  PlanSpec p;
+  p.tp = 8;
+  p.pp = 35;
+  p.dp = 8;
+  p.micro_batch = 1;
+  p.num_micro_batches = 240;
+  p.recompute = Recompute::full;
+  return p;
+}
+
+// A middle stage of MT-NLG (3 layers, no embeddings), derived by hand: per layer the sharded
+// weights 12h^2 and column-parallel biases 7h (QKV 3h, FC1 4h) over t, plus the replicated
+// row-parallel biases 2h and two LayerNorms 4h.
+double mtnlg_middle_stage_params() {
+  const double h = 20480;
+  return 3 * ((12 * h * h + 7 * h) / 8 + 6 * h);
+}
+
+}  // namespace
+
+TEST_CASE("weights + grads + optimizer are exactly 18 bytes per parameter without ZeRO") {
+  const ModelSpec m = load_model("mt-nlg-530b");
+  JobSpec j;
+  const auto mem = stage_memory(m, j, mtnlg_plan());
+  const StageMemory& s = mem[10];
+  CHECK(s.params == Approx(mtnlg_middle_stage_params()).epsilon(1e-15));
+  CHECK(s.weights_bytes + s.grads_bytes + s.optimizer_bytes ==
+        Approx(18 * mtnlg_middle_stage_params()).epsilon(1e-15));
+  CHECK(s.weights_bytes == Approx(2 * s.params));
+  CHECK(s.grads_bytes == Approx(4 * s.params));
+  CHECK(s.optimizer_bytes == Approx(12 * s.params));
+}
+
+TEST_CASE("the distributed optimizer (ZeRO-1) stores 6 + 12/dp bytes per parameter") {
+  const ModelSpec m = load_model("mt-nlg-530b");
+  PlanSpec p = mtnlg_plan();
+  p.zero = 1;
+  const auto mem = stage_memory(m, JobSpec{}, p);
+  const StageMemory& s = mem[10];
+  CHECK(s.weights_bytes + s.grads_bytes + s.optimizer_bytes ==
+        Approx((6 + 12.0 / 8) * mtnlg_middle_stage_params()).epsilon(1e-15));
+}
+
+TEST_CASE("16- and 20-bytes-per-parameter conventions are a named setting") {
+  const ModelSpec m = load_model("mt-nlg-530b");
+  JobSpec j;
+  j.bytes_per_param = ParamBytesConvention::b16;
+  auto s = stage_memory(m, j, mtnlg_plan())[10];
+  CHECK(s.weights_bytes + s.grads_bytes + s.optimizer_bytes == Approx(16 * s.params));
+  j.bytes_per_param = ParamBytesConvention::b20;
+  s = stage_memory(m, j, mtnlg_plan())[10];
+  CHECK(s.weights_bytes + s.grads_bytes + s.optimizer_bytes == Approx(20 * s.params));
+  CHECK(bytes_per_param(ParamBytesConvention::b20) == 20);
+}
+
+TEST_CASE("Korthikanti activation bytes per layer for every recompute and SP case") {
+  const ModelSpec m = load_model("mt-nlg-530b");  // s 2048, h 20480, a 128
+  const double sbh = 2048.0 * 1 * 20480;
+  // 5 a s / h = 5 * 128 * 2048 / 20480 = 64
+  CHECK(layer_activation_bytes(m, 1, 8, false, Recompute::none) == Approx(sbh * (10 + 3 + 8)));
+  CHECK(layer_activation_bytes(m, 1, 8, true, Recompute::none) == Approx(sbh / 8 * (34 + 64)));
+  CHECK(layer_activation_bytes(m, 1, 8, false, Recompute::selective) == Approx(sbh * 13));
+  CHECK(layer_activation_bytes(m, 1, 8, true, Recompute::selective) == Approx(sbh / 8 * 34));
+  CHECK(layer_activation_bytes(m, 1, 8, false, Recompute::full) == Approx(2 * sbh));
+  CHECK(layer_activation_bytes(m, 1, 8, true, Recompute::full) == Approx(2 * sbh / 8));
+  // No parallelism: 34 s b h + 5 a s^2 b.
+  CHECK(layer_activation_bytes(m, 2, 1, false, Recompute::none) ==
+        Approx(34 * 2 * sbh + 5 * 128.0 * 2048 * 2048 * 2));
+}
+
+TEST_CASE("1F1B keeps min(pp - k, m) micro-batches; interleaving multiplies stage 0") {
+  PlanSpec p;
+  p.pp = 4;
+  p.num_micro_batches = 8;
+  for (int64_t k = 0; k < 4; ++k) CHECK(in_flight_micro_batches(p, k) == Approx(4 - k));
+  p.num_micro_batches = 2;
+  CHECK(in_flight_micro_batches(p, 0) == Approx(2));
+  p.num_micro_batches = 8;
+  p.schedule = Schedule::gpipe;
+  CHECK(in_flight_micro_batches(p, 3) == Approx(8));
+  p.schedule = Schedule::interleaved;
+  p.vpp = 2;
+  // pp * (1 + (pp - 1) / (pp * vpp)) = 4 * (1 + 3/8)
+  CHECK(in_flight_micro_batches(p, 0) == Approx(4 * (1 + 3.0 / 8)));
+}
+
+TEST_CASE("stage activations are layers x in-flight x Korthikanti per-layer bytes") {
+  const ModelSpec m = load_model("mt-nlg-530b");
+  const auto mem = stage_memory(m, JobSpec{}, mtnlg_plan());
+  const double sbh = 2048.0 * 20480;
+  CHECK(mem[0].activations_bytes == Approx(3 * 35 * 2 * sbh));
+  CHECK(mem[34].activations_bytes == Approx(3 * 1 * 2 * sbh));
+}
+
+TEST_CASE("MT-NLG paper memory arithmetic") {
+  const ModelSpec m = load_model("mt-nlg-530b");
+  // 20 bytes per parameter puts 530B parameters above 10 TB.
+  CHECK(model_params(m) == Approx(530e9).epsilon(0.01));
+  CHECK(model_params(m) * bytes_per_param(ParamBytesConvention::b20) > 10e12);
+  // Stored layer-boundary activations: 16.9 TB for a batch of 1920, 8.8 GB for one sequence.
+  CHECK(layer_boundary_activation_bytes(m, 1920) == Approx(16.9e12).epsilon(0.005));
+  CHECK(layer_boundary_activation_bytes(m, 1) == Approx(8.8e9).epsilon(0.005));
+}
+
+TEST_CASE("the MT-NLG plan fits in 80 GB with the breakdown") {
+  const ModelSpec m = load_model("mt-nlg-530b");
+  const ClusterSpec c = load_cluster("dgx-a100-superpod");
+  JobSpec j;
+  j.global_batch = 1920;
+  const Prediction pr = predict(m, c, j, mtnlg_plan(), load_profile(c.profile));
+  CHECK(pr.fits);
+  CHECK(pr.peak_bytes + pr.reserve_bytes < 80 * 1024.0 * 1024 * 1024);
+  REQUIRE(pr.memory.size() == 35);
+  // Stage 0 holds the most activations (35 in flight) and the embedding.
+  CHECK(pr.peak_stage == 0);
+}

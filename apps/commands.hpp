@@ -1,0 +1,11 @@
+#pragma once
+// One function per subcommand registers it on the app; each lives in its own cmd_*.cpp.
+#include <CLI/CLI.hpp>
+
+namespace parallax::cli {
+
+void add_presets_command(CLI::App& app);
+void add_predict_command(CLI::App& app);
+void add_validate_command(CLI::App& app);
+
+}  // namespace parallax::cli

@@ -1,0 +1,39 @@
+// parallax: plan, predict, simulate and run 3D-parallel GPT training (DESIGN.md §10).
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
+#include "parallax/core/error.hpp"
+#include "parallax/version.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Parallax: how to split a GPT over GPUs, how fast it trains, whether it fits"};
+  app.set_version_flag("--version", std::string("parallax ") + parallax::kVersion +
+                                        " (backends: " + parallax::kBackends + ")");
+  app.require_subcommand(1);
+  parallax::cli::add_presets_command(app);
+  parallax::cli::add_predict_command(app);
+  parallax::cli::add_validate_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "parallax: error: command line: %s (see --help)\n", e.what());
+    return parallax::kExitBadInput;
+  } catch (const parallax::InputError& e) {
+    std::fprintf(stderr, "parallax: error: %s\n", e.what());
+    return parallax::kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "parallax: internal error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

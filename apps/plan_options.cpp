@@ -1,0 +1,128 @@
+#include "plan_options.hpp"
+
+#include <map>
+
+#include "cli_values.hpp"
+#include "parallax/core/error.hpp"
+#include "parallax/core/presets.hpp"
+#include "parallax/core/spec_json.hpp"
+
+namespace parallax::cli {
+namespace {
+
+// Which flag sets each field validate_plan may complain about.
+std::string flag_for_path(const std::string& path) {
+  static const std::map<std::string, std::string> table = {
+      {"$.gpus", "--gpus"},
+      {"$.plan", "--gpus"},
+      {"$.plan.tp", "--tp"},
+      {"$.plan.pp", "--pp"},
+      {"$.plan.dp", "--gpus"},
+      {"$.plan.vpp", "--vpp"},
+      {"$.plan.micro_batch", "--mbs"},
+      {"$.plan.num_micro_batches", "--global-batch"},
+      {"$.plan.sequence_parallel", "--sp"},
+      {"$.plan.recompute", "--recompute"},
+      {"$.plan.recompute_layers", "--recompute-layers"},
+      {"$.plan.zero", "--zero"},
+      {"$.plan.schedule", "--schedule"},
+      {"$.plan.order", "--order"},
+      {"$.job.global_batch", "--global-batch"},
+      {"$.job.dtype", "--dtype"},
+      {"$.job.bytes_per_param", "--bytes-per-param"},
+      {"$.job.framework", "--framework"},
+      {"$.job.tokens", "--tokens"},
+      {"$.job.price_per_gpu_hour_usd", "--price"},
+  };
+  auto it = table.find(path);
+  return it == table.end() ? path : it->second;
+}
+
+}  // namespace
+
+void add_plan_options(CLI::App& app, PlanOptions& o) {
+  app.add_option("--model", o.model, "model preset name or JSON file")->capture_default_str();
+  app.add_option("--cluster", o.cluster, "cluster preset name or JSON file")->capture_default_str();
+  app.add_option("--gpus", o.gpus, "GPUs used (tp * pp * dp)")->capture_default_str();
+  app.add_option("--global-batch", o.global_batch, "sequences per iteration")->capture_default_str();
+  app.add_option("--tp", o.tp, "tensor-parallel size")->capture_default_str();
+  app.add_option("--pp", o.pp, "pipeline-parallel size")->capture_default_str();
+  app.add_option("--vpp", o.vpp, "virtual stages per pipeline rank (interleaved 1F1B)")
+      ->capture_default_str();
+  app.add_option("--mbs", o.mbs, "micro-batch size")->capture_default_str();
+  app.add_flag("--sp", o.sp, "sequence parallelism (needs tp > 1)");
+  app.add_option("--recompute", o.recompute, "activation recomputation: none|selective|full")
+      ->capture_default_str();
+  app.add_option("--recompute-layers", o.recompute_layers,
+                 "with full recompute: layers per stage recomputed (0 = all)")
+      ->capture_default_str();
+  app.add_option("--zero", o.zero, "ZeRO stage 0-3 (1 = distributed optimizer)")
+      ->capture_default_str();
+  app.add_option("--schedule", o.schedule, "gpipe|1f1b|interleaved (default 1f1b; interleaved when vpp > 1)");
+  app.add_option("--order", o.order, "rank placement order, innermost first")->capture_default_str();
+  app.add_option("--dtype", o.dtype, "training dtype: fp32|tf32|bf16|fp16|fp8")->capture_default_str();
+  app.add_option("--bytes-per-param", o.bytes_per_param,
+                 "weights+grads+optimizer bytes per parameter: 16|18|20")
+      ->capture_default_str();
+  app.add_option("--framework", o.framework, "software stack (selects the profile's entry)")
+      ->capture_default_str();
+  app.add_option("--tokens", o.tokens, "total training tokens");
+  app.add_option("--price", o.price, "price per GPU-hour (USD)");
+  app.add_option("--profile", o.profile, "efficiency profile preset or JSON file (default: the cluster's)");
+}
+
+Resolved resolve(const PlanOptions& o) {
+  Resolved r;
+  PlanFile& f = r.file;
+  f.model = load_model(o.model);
+  f.cluster = load_cluster(o.cluster);
+  f.gpus = parse_int("--gpus", o.gpus, 1, Limits::max_gpus);
+
+  // Job and plan go through the same strict JSON readers as files do.
+  nlohmann::json job = {{"global_batch", parse_int("--global-batch", o.global_batch, 1,
+                                                   Limits::max_global_batch)},
+                        {"dtype", o.dtype},
+                        {"bytes_per_param", parse_int("--bytes-per-param", o.bytes_per_param, 1, 64)},
+                        {"framework", o.framework}};
+  if (!o.tokens.empty()) job["tokens"] = parse_number("--tokens", o.tokens, 0, Limits::max_tokens);
+  if (!o.price.empty()) job["price_per_gpu_hour_usd"] = parse_number("--price", o.price, 0, 1e6);
+
+  const int64_t tp = parse_int("--tp", o.tp, 1, Limits::max_gpus);
+  const int64_t pp = parse_int("--pp", o.pp, 1, Limits::max_gpus);
+  if (f.gpus % (tp * pp) != 0) {
+    throw InputError("command line", "--gpus",
+                     "must be divisible by tp * pp = " + std::to_string(tp * pp) + " (got " +
+                         std::to_string(f.gpus) + ")");
+  }
+  nlohmann::json plan = {{"tp", tp},
+                         {"pp", pp},
+                         {"dp", f.gpus / (tp * pp)},
+                         {"vpp", parse_int("--vpp", o.vpp, 1, Limits::max_layers)},
+                         {"micro_batch", parse_int("--mbs", o.mbs, 1, Limits::max_global_batch)},
+                         {"sequence_parallel", o.sp},
+                         {"recompute", o.recompute},
+                         {"recompute_layers",
+                          parse_int("--recompute-layers", o.recompute_layers, 0, Limits::max_layers)},
+                         {"zero", parse_int("--zero", o.zero, 0, 3)},
+                         {"order", o.order}};
+  if (!o.schedule.empty()) plan["schedule"] = o.schedule;
+  try {
+    JsonObjectReader jr(job, "command line", "$.job");
+    f.job = read_job(jr);
+    JsonObjectReader pr(plan, "command line", "$.plan");
+    f.plan = read_plan(pr);
+    if (f.plan.num_micro_batches == 0 && f.plan.micro_batch * f.plan.dp > 0 &&
+        f.job.global_batch % (f.plan.micro_batch * f.plan.dp) == 0) {
+      f.plan.num_micro_batches = f.job.global_batch / (f.plan.micro_batch * f.plan.dp);
+    }
+    validate_plan(f.model, f.cluster, f.job, f.plan, f.gpus, "command line");
+  } catch (const InputError& e) {
+    if (e.source() != "command line") throw;
+    throw InputError("command line", flag_for_path(e.path()), e.rule());
+  }
+  r.profile = load_profile(o.profile.empty() ? f.cluster.profile : o.profile);
+  r.profile.framework(f.job.framework);  // unknown framework is an input error now, not later
+  return r;
+}
+
+}  // namespace parallax::cli

@@ -1,0 +1,226 @@
+// Drives the real `parallax` binary: exit codes, one-line errors naming the flag or JSON path,
+// JSON output keys, atomic --out, and the plan file round trip.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "parallax/core/json_reader.hpp"
+#include "parallax/core/plan_file.hpp"
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+Result run(const std::string& args) {
+  const auto dir = std::filesystem::temp_directory_path();
+  // Unique per process and call: ctest runs test cases in parallel processes.
+  static int calls = 0;
+  const std::string err_path =
+      (dir / ("parallax_test_stderr_" + std::to_string(getpid()) + "_" +
+              std::to_string(calls++) + ".txt"))
+          .string();
+  const std::string cmd = std::string(PARALLAX_BIN) + " " + args + " 2>" + err_path;
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = slurp(err_path);
+  std::filesystem::remove(err_path);
+  return r;
+}
+
+size_t lines(const std::string& s) {
+  size_t n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+std::string tmp_file(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+}  // namespace
+
+TEST_CASE("version and help flags succeed") {
+  const Result v = run("--version");
+  CHECK(v.code == 0);
+  CHECK(v.out.find("parallax 0.1.0") != std::string::npos);
+  for (const char* sub : {"predict", "validate", "presets"}) {
+    const Result h = run(std::string(sub) + " --help");
+    CHECK(h.code == 0);
+    CHECK(h.out.find("--") != std::string::npos);
+  }
+}
+
+TEST_CASE("predict --json on the defaults has every documented key") {
+  const Result r = run("predict --json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"iteration_time_s", "tokens_per_s", "model_tflops_per_gpu",
+                        "hardware_tflops_per_gpu", "megatron_tflops_per_gpu", "mfu", "fits"}) {
+    CHECK(j.contains(k));
+  }
+  CHECK(j["fits"].get<bool>());
+  CHECK(j["memory"]["peak_bytes"].get<double>() > 0);
+  REQUIRE(j["memory"]["per_stage"].size() == 35);
+  for (const char* k : {"weights_bytes", "grads_bytes", "optimizer_bytes", "activations_bytes",
+                        "buffers_bytes"}) {
+    CHECK(j["memory"]["per_stage"][0].contains(k));
+  }
+  for (const char* k : {"compute_s", "tp_comm_s", "pp_comm_s", "dp_comm_exposed_s", "bubble_s",
+                        "optimizer_s"}) {
+    CHECK(j["time"].contains(k));
+  }
+  // The defaults are the MT-NLG plan: model FLOPs 72 B s L h^2 (...) with B = 1920.
+  const double B = 1920, s = 2048, L = 105, h = 20480, V = 51200;  // vocab padded to 128 * tp
+  CHECK(j["model_flops_per_iteration"].get<double>() ==
+        Approx(72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * L * h))));
+}
+
+TEST_CASE("the plain output is a readable table with the memory breakdown") {
+  const Result r = run("predict");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("iteration time") != std::string::npos);
+  CHECK(r.out.find("activations") != std::string::npos);
+  CHECK(r.out.find("18 bytes/param") != std::string::npos);
+  CHECK(r.out.find("fits") != std::string::npos);
+}
+
+TEST_CASE("predict --out writes a plan file that reads back to the same plan") {
+  const auto path = (std::filesystem::temp_directory_path() /
+                     ("parallax_plan_rt_" + std::to_string(getpid()) + ".json"))
+                        .string();
+  std::filesystem::remove(path);
+  const Result r = run("predict --tp 4 --pp 2 --gpus 64 --global-batch 512 --mbs 2 --model "
+                       "gpt3-175b --recompute selective --sp --zero 1 --out " + path);
+  // gpt3-175b has 96 layers: pp 2 divides; heads 96 divisible by tp 4. It need not fit: --out
+  // still writes the evaluated plan.
+  REQUIRE(r.code == 0);
+  const parallax::PlanFile f = parallax::read_plan_file(parallax::read_json_file(path), path);
+  CHECK(f.plan.tp == 4);
+  CHECK(f.plan.pp == 2);
+  CHECK(f.plan.dp == 8);
+  CHECK(f.plan.micro_batch == 2);
+  CHECK(f.plan.num_micro_batches == 32);
+  CHECK(f.plan.sequence_parallel);
+  CHECK(f.plan.zero == 1);
+  CHECK(f.model.layers == 96);
+  CHECK(f.gpus == 64);
+}
+
+TEST_CASE("bad command-line values: one line naming the flag and the rule, exit 2") {
+  struct Case {
+    const char* args;
+    const char* expect;
+  };
+  const Case cases[] = {
+      {"predict --gpus 0", "--gpus"},
+      {"predict --gpus 1e30", "--gpus"},
+      {"predict --gpus nan", "--gpus"},
+      {"predict --tp -1", "--tp"},
+      {"predict --tp 3 --gpus 2240", "--gpus"},          // 2240 not divisible by 3 * 35
+      {"predict --tp 5 --pp 7 --gpus 2240", "--tp"},     // heads 128 % 5
+      {"predict --pp 4 --gpus 2240", "--pp"},            // 105 layers % 4
+      {"predict --gpus 4480 --global-batch 1000", "global_batch (1000) must be divisible"},
+      {"predict --gpus 10000", "--gpus"},                // more than the cluster's 4480
+      {"predict --model no-such-model", "no-such-model"},
+      {"predict --cluster /nonexistent/c.json", "cannot read file"},
+      {"predict --recompute sometimes", "--recompute"},
+      {"predict --zero 4", "--zero"},
+      {"predict --vpp 3", "interleaved"},                 // m = 240 not a multiple of pp
+      {"predict --sp --tp 1 --pp 1 --gpus 8 --global-batch 8", "--sp"},
+      {"predict --bytes-per-param 17", "--bytes-per-param"},
+      {"predict --zero 3 --pp 35", "ZeRO"},
+      {"predict --framework nosuch", "framework"},
+      {"validate --runs /nonexistent.json", "cannot read file"},
+      {"presets show nosuch", "nosuch"},
+      {"predict --no-such-flag", "no-such-flag"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.args);
+    const Result r = run(c.args);
+    CHECK(r.code == 2);
+    CHECK(lines(r.err) == 1);
+    CHECK(r.err.find(c.expect) != std::string::npos);
+    CHECK(r.err.find("error") != std::string::npos);
+  }
+}
+
+TEST_CASE("bad model JSON: malformed, unknown key, wrong type, missing field") {
+  struct Case {
+    const char* text;
+    const char* expect;
+  };
+  const Case cases[] = {
+      {"{\"layers\": 2,", "malformed JSON"},
+      {R"({"layers": 2, "hidden": 64, "heads": 4, "seq_len": 8, "vocab": 64, "layrs": 3})",
+       "layrs"},
+      {R"({"layers": "two", "hidden": 64, "heads": 4, "seq_len": 8, "vocab": 64})", "$.layers"},
+      {R"({"hidden": 64, "heads": 4, "seq_len": 8, "vocab": 64})", "$.layers"},
+      {R"({"layers": 2, "hidden": 64, "heads": 5, "seq_len": 8, "vocab": 64})", "$.heads"},
+      {R"({"layers": 2, "hidden": 1e400, "heads": 4, "seq_len": 8, "vocab": 64})", "$.hidden"},
+  };
+  int i = 0;
+  for (const Case& c : cases) {
+    INFO(c.text);
+    const std::string path = tmp_file("parallax_bad_model_" + std::to_string(getpid()) + "_" +
+                                          std::to_string(i++) + ".json",
+                                      c.text);
+    const Result r = run("predict --model " + path + " --tp 1 --pp 1 --gpus 1 --global-batch 1");
+    CHECK(r.code == 2);
+    CHECK(lines(r.err) == 1);
+    CHECK(r.err.find(c.expect) != std::string::npos);
+    CHECK(r.err.find(path) != std::string::npos);
+  }
+}
+
+TEST_CASE("a failed --out leaves no file behind") {
+  const Result r = run("predict --out /nonexistent-dir/plan.json");
+  CHECK(r.code == 2);
+  CHECK_FALSE(std::filesystem::exists("/nonexistent-dir/plan.json"));
+}
+
+TEST_CASE("validate --json reports every row and the error summary") {
+  const Result r = run(std::string("validate --json --runs ") + PARALLAX_SOURCE_DIR +
+                       "/validation/published_runs.json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["rows"].size() == 21);
+  CHECK(j.contains("mean_abs_error_pct"));
+  CHECK(j.contains("max_abs_error_pct"));
+  CHECK(j["rows"][0].contains("error_pct"));
+}
+
+TEST_CASE("presets list and show") {
+  const Result l = run("presets list");
+  REQUIRE(l.code == 0);
+  CHECK(l.out.find("mt-nlg-530b") != std::string::npos);
+  CHECK(l.out.find("dgx-a100-superpod") != std::string::npos);
+  const Result s = run("presets show a100-80gb");
+  REQUIRE(s.code == 0);
+  CHECK(nlohmann::json::parse(s.out)["peak_flops_per_s"]["bf16"].get<double>() == 312e12);
+}

@@ -9,6 +9,7 @@
 #include "parallax/core/job_spec.hpp"
 #include "parallax/core/model_spec.hpp"
 #include "parallax/core/plan_spec.hpp"
+#include "parallax/costmodel/iteration_costs.hpp"
 #include "parallax/costmodel/memory.hpp"
 #include "parallax/costmodel/profile.hpp"
 
@@ -22,13 +23,6 @@ struct TimeBreakdown {
   double dp_comm_exposed_s = 0;
   double bubble_s = 0;
   double optimizer_s = 0;
-};
-
-struct StageTime {
-  double forward_s = 0;    // one micro-batch, all chunks of the stage
-  double backward_s = 0;   // data + weight grads, one micro-batch
-  double recompute_s = 0;  // recomputed forward in backward
-  double tp_comm_s = 0;    // exposed TP communication, one micro-batch
 };
 
 struct Prediction {

@@ -1,0 +1,42 @@
+#pragma once
+// The costs one training iteration is made of, before they are arranged in time: per pipeline
+// stage the compute and exposed TP time of one micro-batch, the p2p transfer between stages, the
+// data-parallel gradient synchronisation and the optimizer step. The analytic model (predict.hpp)
+// and the event simulator arrange the same costs, so they can only differ in the arrangement.
+#include <vector>
+
+#include "parallax/core/cluster_spec.hpp"
+#include "parallax/core/job_spec.hpp"
+#include "parallax/core/model_spec.hpp"
+#include "parallax/core/plan_spec.hpp"
+#include "parallax/costmodel/profile.hpp"
+
+namespace parallax {
+
+struct StageTime {
+  double forward_s = 0;    // one micro-batch, all chunks of the stage
+  double backward_s = 0;   // data + weight grads, one micro-batch
+  double recompute_s = 0;  // recomputed forward in backward
+  double tp_comm_s = 0;    // exposed TP communication, one micro-batch
+  double total_s() const { return forward_s + backward_s + recompute_s + tp_comm_s; }
+};
+
+struct IterationCosts {
+  std::vector<StageTime> stages;  // pp entries
+  // One activation (forward) or gradient (backward) transfer between neighbouring stages for one
+  // micro-batch and one chunk, including the receiver's TP all-gather without SP.
+  double p2p_s = 0;
+  double p2p_exposed_fraction = 1;  // 1 - profile's pp overlap
+  // Per stage: gradient synchronisation over the data-parallel group after the last backward.
+  std::vector<double> dp_s;
+  double dp_exposed_fraction = 1;   // 1 - profile's dp overlap
+  double embedding_sync_s = 0;      // tied embedding all-reduce between first and last stage
+  std::vector<double> optimizer_s;  // per stage
+  double peak_flops_per_s = 0;      // dense peak of the job's dtype
+};
+
+// Throws InputError when the GPU lacks the dtype or the profile lacks the framework.
+IterationCosts iteration_costs(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j,
+                               const PlanSpec& p, const EfficiencyProfile& prof);
+
+}  // namespace parallax

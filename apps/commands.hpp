@@ -9,5 +9,6 @@ void add_predict_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_capacity_command(CLI::App& app);
+void add_export_command(CLI::App& app);
 
 }  // namespace parallax::cli

@@ -1,32 +1,26 @@
-// The event engine: a time-ordered queue of step completions and transfer arrivals. Each rank
-// starts its next table step as soon as its compute stream is free and the step's input (the
-// previous stage's activation or the next stage's gradient) has arrived; a transfer occupies the
-// sender's PP-send and the receiver's PP-receive stream.
+// The event engine: a time-ordered queue of step completions (at most one pending per rank,
+// rank_queue.hpp). Processing a completion issues the step's transfer (in time order, so the
+// PP-send and PP-receive streams serve transfers first come, first served) and schedules what
+// it determines: a rank's next table step starts at max(its compute stream free after its
+// blocking send, its input's arrival) as soon as both are known, since nothing else can move it.
 #include "parallax/simulator/simulate.hpp"
 
 #include <algorithm>
 #include <limits>
-#include <queue>
 #include <stdexcept>
+
+#include "rank_queue.hpp"
 
 namespace parallax {
 namespace {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
 
-struct Event {
-  double time_s;
-  int64_t seq;     // ties run in the order they were queued
-  int32_t target;  // rank (step done) or stage * m + micro_batch (arrival)
-  int8_t type;     // 0 step done, 1 activation arrived, 2 gradient arrived, 3 rank free
-  bool operator>(const Event& o) const {
-    return time_s > o.time_s || (time_s == o.time_s && seq > o.seq);
-  }
-};
+constexpr int8_t kStepDone = 0;
 
 class Engine {
  public:
-  Engine(const SimInputs& in, const SimOptions& opt) : in_(in), opt_(opt) {
+  Engine(const SimInputs& in, const SimOptions& opt) : in_(in), opt_(opt), queue_(in.ranks.size()) {
     const ScheduleTable& t = in.table;
     if (static_cast<int64_t>(in.ranks.size()) != t.pp) {
       throw std::invalid_argument("simulate: costs for " + std::to_string(in.ranks.size()) +
@@ -46,16 +40,14 @@ class Engine {
     next_.assign(n, 0);
     running_.assign(n, 0);
     send_free_.assign(n, 0);
+    free_.assign(n, 0);
     recv_free_.assign(n, 0);
     stash_.assign(n, 0);
     step_start_.assign(n, 0);
     res_.ranks.resize(n);
-    std::vector<Event> storage;
-    storage.reserve(static_cast<size_t>(4 * pp_));
-    queue_ = Queue(std::greater<Event>(), std::move(storage));
     if (opt.record_ops) {
       const size_t steps = static_cast<size_t>(2 * stages_ * m_);
-      res_.ops.reserve(4 * steps + 4 * n);
+      res_.ops.reserve(3 * steps + 4 * n);
     }
     for (int64_t r = 0; r < pp_; ++r) {
       RankResult& rr = res_.ranks[static_cast<size_t>(r)];
@@ -68,41 +60,28 @@ class Engine {
 
   SimResult run() {
     for (int64_t r = 0; r < pp_; ++r) try_start(r, 0);
-    while (!queue_.empty()) {
-      const Event e = queue_.top();
-      queue_.pop();
+    while (!queue_.empty()) {  // one event per step completion
+      const size_t i = queue_.top();
+      // The event stays at the top while it is processed: it is no later than anything it
+      // schedules, and usually the rank's next step replaces it in place (one sift-down).
       ++res_.events;
-      if (e.type == 0) {
-        step_done(e.target, e.time_s);
-      } else if (e.type == 3) {
-        running_[static_cast<size_t>(e.target)] = 0;
-        try_start(e.target, e.time_s);
-      } else {
-        const int64_t stage = e.target / m_;
-        const size_t c = static_cast<size_t>(e.target);
-        if (e.type == 1)
-          act_ready_[c] = e.time_s;
-        else
-          grad_ready_[c] = e.time_s;
-        try_start(stage % pp_, e.time_s);
-      }
+      step_done(static_cast<int64_t>(i), queue_.time(i));
+      if (!running_[i]) queue_.clear(i);  // waits for an input, or done
     }
     finish();
     return std::move(res_);
   }
 
  private:
-  using Queue = std::priority_queue<Event, std::vector<Event>, std::greater<Event>>;
-
   size_t cell(int64_t stage, int64_t mb) const { return static_cast<size_t>(stage * m_ + mb); }
 
-  void push(double t, int32_t target, int8_t type) { queue_.push({t, seq_++, target, type}); }
+  void push(double t, int64_t rank, int8_t type) { queue_.set(static_cast<size_t>(rank), t, type); }
 
   void record(double start, double dur, double bytes, int64_t rank, int64_t mb, int64_t chunk,
-              SimStream s, SimOpKind k) {
+              SimStream s, SimOpKind k, int64_t peer = -1) {
     if (!opt_.record_ops) return;
     res_.ops.push_back({start, dur, bytes, static_cast<int32_t>(rank), static_cast<int32_t>(mb),
-                        static_cast<int32_t>(chunk), s, k});
+                        static_cast<int32_t>(chunk), static_cast<int32_t>(peer), s, k});
   }
 
   void sample_memory(int64_t r, double t) {
@@ -121,7 +100,8 @@ class Engine {
     const bool fwd = s.kind == StepKind::forward;
     const double ready =
         fwd ? act_ready_[cell(v, s.micro_batch)] : grad_ready_[cell(v, s.micro_batch)];
-    if (ready > now) return;  // its input arrives later (an arrival event will call again)
+    if (ready == kNever) return;  // not sent yet: the transfer calls again
+    now = std::max({now, free_[i], ready});
     const RankCosts& rc = in_.ranks[i];
     const double compute = fwd ? rc.forward_s : rc.backward_s;
     const double tp = fwd ? rc.forward_tp_s : rc.backward_tp_s;
@@ -139,7 +119,7 @@ class Engine {
     step_start_[i] = now;
     res_.ranks[i].steps_s += compute + tp;
     ++res_.steps;
-    push(now + compute + tp, static_cast<int32_t>(r), 0);
+    push(now + compute + tp, r, kStepDone);
   }
 
   // Returns when the sender's compute stream is released (the exposed share of the transfer).
@@ -152,11 +132,12 @@ class Engine {
     send_free_[a] = end;
     recv_free_[b] = end;
     ++res_.transfers;
+    // One op per transfer, on the sender's PP-send stream; its peer's PP-receive stream holds
+    // the same interval (trace writers draw both).
     record(start, in_.p2p_s, in_.p2p_bytes, from_rank, mb, chunk, SimStream::pp_send,
-           activation ? SimOpKind::send_activation : SimOpKind::send_gradient);
-    record(start, in_.p2p_s, in_.p2p_bytes, to_rank, mb, to_stage / pp_, SimStream::pp_recv,
-           activation ? SimOpKind::recv_activation : SimOpKind::recv_gradient);
-    push(end, static_cast<int32_t>(cell(to_stage, mb)), activation ? 1 : 2);
+           activation ? SimOpKind::send_activation : SimOpKind::send_gradient, to_rank);
+    (activation ? act_ready_ : grad_ready_)[cell(to_stage, mb)] = end;
+    try_start(to_rank, now);  // schedules its next step if it waits for this input
     return in_.p2p_exposed_fraction >= 1 ? end : start + in_.p2p_exposed_fraction * in_.p2p_s;
   }
 
@@ -179,10 +160,7 @@ class Engine {
       rr.last_backward_end_s = free_at;
       reduce_and_step(r, step_start_[i], free_at);
     }
-    if (free_at > now) {
-      push(free_at, static_cast<int32_t>(r), 3);  // still sending: the rank waits
-      return;
-    }
+    free_[i] = free_at;  // the compute stream waits for the exposed share of the send
     running_[i] = 0;
     try_start(r, now);
   }
@@ -247,9 +225,8 @@ class Engine {
   std::vector<double> act_ready_, grad_ready_;
   std::vector<size_t> next_;
   std::vector<char> running_;
-  std::vector<double> send_free_, recv_free_, stash_, step_start_;
-  Queue queue_;
-  int64_t seq_ = 0;
+  std::vector<double> send_free_, recv_free_, free_, stash_, step_start_;
+  detail::RankQueue queue_;
   SimResult res_;
 };
 
@@ -285,10 +262,6 @@ const char* to_string(SimOpKind k) {
       return "send act";
     case SimOpKind::send_gradient:
       return "send grad";
-    case SimOpKind::recv_activation:
-      return "recv act";
-    case SimOpKind::recv_gradient:
-      return "recv grad";
     case SimOpKind::dp_bucket:
       return "dp bucket";
     case SimOpKind::embedding_sync:

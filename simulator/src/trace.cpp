@@ -40,20 +40,32 @@ std::string chrome_trace_json(const SimResult& r) {
                         {"args", {{"name", to_string(s)}}}});
     }
   }
-  for (const SimOp& op : r.ops) {
+  const auto add = [&events](const SimOp& op, const std::string& kind, int pid, SimStream s,
+                             int peer) {
     json args = {{"bytes", op.bytes}};
     if (op.micro_batch >= 0) args["micro_batch"] = op.micro_batch;
     if (op.chunk >= 0) args["chunk"] = op.chunk;
-    std::string name = to_string(op.kind);
-    if (op.micro_batch >= 0) name += " " + std::to_string(op.micro_batch);
+    if (peer >= 0) args["peer_rank"] = peer;
+    std::string name = kind;
+    if (op.micro_batch >= 0) {
+      name += ' ';  // appended, not " " + std::string: GCC 12's false -Wrestrict
+      name += std::to_string(op.micro_batch);
+    }
     events.push_back({{"ph", "X"},
                       {"name", name},
-                      {"cat", to_string(op.stream)},
-                      {"pid", op.rank},
-                      {"tid", static_cast<int>(op.stream)},
+                      {"cat", to_string(s)},
+                      {"pid", pid},
+                      {"tid", static_cast<int>(s)},
                       {"ts", us(op.start_s)},
                       {"dur", us(op.duration_s)},
                       {"args", args}});
+  };
+  for (const SimOp& op : r.ops) {
+    add(op, to_string(op.kind), op.rank, op.stream, op.peer);
+    if (op.peer >= 0) {  // the receiver's side of a transfer
+      const bool act = op.kind == SimOpKind::send_activation;
+      add(op, act ? "recv act" : "recv grad", op.peer, SimStream::pp_recv, op.rank);
+    }
   }
   for (size_t rank = 0; rank < r.ranks.size(); ++rank) {
     for (const MemorySample& m : r.ranks[rank].memory) {

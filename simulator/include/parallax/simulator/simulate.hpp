@@ -21,8 +21,6 @@ enum class SimOpKind : int8_t {
   tp_backward,
   send_activation,
   send_gradient,
-  recv_activation,
-  recv_gradient,
   dp_bucket,
   embedding_sync,
   optimizer
@@ -30,7 +28,8 @@ enum class SimOpKind : int8_t {
 const char* to_string(SimStream s);
 const char* to_string(SimOpKind k);
 
-// One interval on one stream. micro_batch and chunk are -1 for ops without one (dp, optimizer).
+// One interval on one stream. A transfer is one op on the sender's PP-send stream with the
+// receiver as peer. micro_batch and chunk are -1 for ops without one (dp, optimizer).
 struct SimOp {
   double start_s = 0;
   double duration_s = 0;
@@ -38,6 +37,7 @@ struct SimOp {
   int32_t rank = 0;
   int32_t micro_batch = -1;
   int32_t chunk = -1;
+  int32_t peer = -1;  // transfers: the receiving rank (its PP-receive stream holds the interval)
   SimStream stream = SimStream::compute;
   SimOpKind kind = SimOpKind::forward;
 };
@@ -70,7 +70,7 @@ struct SimResult {
   double pipeline_flush_s = 0;  // last backward of any rank
   std::vector<RankResult> ranks;
   std::vector<SimOp> ops;  // empty unless recorded
-  int64_t events = 0;      // events the engine processed
+  int64_t events = 0;      // events the engine processed (step completions)
   int64_t steps = 0;       // F/B steps played
   int64_t transfers = 0;   // p2p transfers
 };

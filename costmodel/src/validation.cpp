@@ -97,6 +97,10 @@ ValidationRow validate_row(const PublishedRun& in,
   out.error_pct = (out.predicted_tflops_per_gpu - out.measured_tflops_per_gpu) /
                   out.measured_tflops_per_gpu * 100;
   out.fits = best.fits;
+  out.model = in.model;
+  out.cluster = in.cluster;
+  out.job = in.job;
+  out.profile = prof;
   return out;
 }
 

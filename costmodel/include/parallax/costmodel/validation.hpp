@@ -48,6 +48,11 @@ struct ValidationRow {
   PlanSpec plan;          // the plan predicted, with unpublished fields filled in
   std::string filled;     // which unpublished fields were chosen, and how
   bool fits = false;
+  // The resolved inputs the prediction used, so the simulator can arrange the same costs.
+  ModelSpec model;
+  ClusterSpec cluster;
+  JobSpec job;
+  EfficiencyProfile profile;
 };
 
 struct ValidationReport {

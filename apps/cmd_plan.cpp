@@ -14,6 +14,7 @@
 #include "parallax/costmodel/prediction_json.hpp"
 #include "parallax/planner/planner.hpp"
 #include "parallax/planner/sensitivity.hpp"
+#include "parallax/planner/simulator_refiner.hpp"
 #include "plan_options.hpp"
 #include "prediction_text.hpp"
 #include "text_table.hpp"
@@ -54,12 +55,14 @@ std::string plans_table(const SearchResult& res, int64_t top) {
     const RankedPlan& r = res.plans[static_cast<size_t>(i)];
     const PlanSpec& p = r.plan;
     const Prediction& pr = r.prediction;
+    // Throughput at the ranking time (the simulator's, when refined).
+    const double scale = pr.iteration_time_s / r.time_s;
     t.add_row({std::to_string(i + 1), std::to_string(p.tp), std::to_string(p.pp),
                std::to_string(p.vpp), std::to_string(p.dp), std::to_string(p.micro_batch),
                std::to_string(p.num_micro_batches), to_string(p.recompute),
                p.sequence_parallel ? "on" : "off", std::to_string(p.zero),
-               fmt(r.time_s, 3) + (r.refined ? "" : "*"), fmt(pr.model_tflops_per_gpu, 1),
-               fmt(pr.megatron_tflops_per_gpu, 1), fmt_pct(pr.mfu), fmt(pr.peak_bytes / 1e9, 1),
+               fmt(r.time_s, 3) + (r.refined ? "" : "*"), fmt(pr.model_tflops_per_gpu * scale, 1),
+               fmt(pr.megatron_tflops_per_gpu * scale, 1), fmt_pct(pr.mfu * scale), fmt(pr.peak_bytes / 1e9, 1),
                fmt(r.headroom_bytes() / 1e9, 1), fmt_pct(pr.time.bubble_s / pr.iteration_time_s)});
   }
   return t.str();
@@ -119,7 +122,8 @@ void run_plan(const PlanArgs& a) {
   in.options = search_options(a.search);
   in.top_k = a.simulate_top;
   in.threads = a.threads;
-  const SearchResult res = search_plans(in, {}, a.json ? Progress{} : progress_bar());
+  const SearchResult res = search_plans(in, in.top_k > 0 ? simulator_refiner(in) : Refiner{},
+                                        a.json ? Progress{} : progress_bar());
   if (a.explain && res.plans.empty()) std::cerr << rejections_text(res);
   if (res.plans.empty()) no_plan(res, in);
 
@@ -160,8 +164,9 @@ void run_plan(const PlanArgs& a) {
   }
   std::cout << inputs_header(in.model, in.cluster, in.gpus, in.job, in.profile.name) << '\n'
             << "top plans of " << res.plans.size() << " that fit (" << res.evaluated
-            << " admitted and predicted, " << res.considered << " considered, in "
-            << fmt(res.search_time_s, 3) << " s; * = analytic time, not simulated)\n"
+            << " admitted and predicted, " << res.considered << " considered, top "
+            << in.top_k << " simulated, in " << fmt(res.search_time_s, 3)
+            << " s; * = analytic time, not simulated)\n"
             << plans_table(res, a.top) << '\n'
             << "winner: " << plan_line(win.plan) << "\n\n"
             << throughput_table(win.prediction) << '\n'

@@ -1,10 +1,12 @@
 #include "parallax/planner/capacity.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "parallax/core/error.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/costmodel/conventions.hpp"
+#include "parallax/planner/simulator_refiner.hpp"
 
 namespace parallax {
 
@@ -25,7 +27,9 @@ std::vector<CapacityRow> capacity_sweep(const PlannerInputs& base,
     row.gpus = n;
     PlannerInputs in = base;
     in.gpus = n;
-    const SearchResult res = search_plans(in);
+    // The top few are re-timed by the event simulator, as `parallax plan` does.
+    in.top_k = std::min<int64_t>(in.top_k, 8);
+    const SearchResult res = search_plans(in, simulator_refiner(in));
     if (res.plans.empty()) {
       row.no_plan_reason = res.evaluated == 0 ? "no plan passes the divisibility/trainer rules"
                                               : "no admitted plan fits in memory";

@@ -10,6 +10,7 @@ void add_validate_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_capacity_command(CLI::App& app);
 void add_export_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 
 }  // namespace parallax::cli

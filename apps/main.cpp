@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   parallax::cli::add_plan_command(app);
   parallax::cli::add_capacity_command(app);
   parallax::cli::add_export_command(app);
+  parallax::cli::add_report_command(app);
   parallax::cli::add_simulate_command(app);
   try {
     app.parse(argc, argv);

@@ -115,6 +115,12 @@ void ClusterGraph::add_nodes(const NodeDescription& node) {
     nic_to_gpu_[a] = bfs_routes(tg, nic_v)[static_cast<size_t>(gpus[a])];
   }
 
+  // Imported nodes carry no latencies: spread the cluster's per-step latency over the links of a
+  // GPU-to-GPU route (GPU-switch-GPU: half on each link, so one step costs intra_node.latency_s).
+  bool has_latency = false;
+  for (const NodeLink& l : node.links) has_latency = has_latency || l.latency_s > 0;
+  const double filled_latency =
+      !has_latency && G > 1 ? c.intra.latency_s / static_cast<double>(local_route_[1].size()) : 0;
   for (int64_t n = 0; n < c.nodes; ++n) {
     const std::string prefix = "node" + std::to_string(n) + "/";
     for (const NodeVertex& v : node.vertices) boost::add_vertex(TopoVertex{v.kind, n, prefix + v.name}, g_);
@@ -123,8 +129,9 @@ void ClusterGraph::add_nodes(const NodeDescription& node) {
       const bool touches_nic = node.vertices[static_cast<size_t>(l.from)].kind == VertexKind::nic ||
                                node.vertices[static_cast<size_t>(l.to)].kind == VertexKind::nic;
       const double bw = l.bandwidth_bytes_per_s * (touches_nic ? nic_scale : intra_scale);
-      add_link(base + l.from, base + l.to, l.kind, bw, l.latency_s);
-      add_link(base + l.to, base + l.from, l.kind, bw, l.latency_s);
+      const double lat = has_latency || touches_nic ? l.latency_s : filled_latency;
+      add_link(base + l.from, base + l.to, l.kind, bw, lat);
+      add_link(base + l.to, base + l.from, l.kind, bw, lat);
     }
   }
 }

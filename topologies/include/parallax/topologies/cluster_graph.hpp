@@ -17,7 +17,9 @@
 //    carries the leaf's whole uplink bandwidth.
 // Effective bandwidths: NVLink line rate x intra_node.p2p / nvlink_bandwidth; NIC and network
 // line rate x nic_effective / nic_bandwidth. Latency: half of the per-step latency on each
-// NVLink and on each NIC-leaf link, so one step costs intra_node / inter_node latency_s.
+// NVLink and on each NIC-leaf link, so one step costs intra_node / inter_node latency_s. A node
+// description without latencies (an import) gets intra_node.latency_s spread over the links of a
+// GPU-to-GPU route.
 #include <cstdint>
 #include <string>
 #include <vector>

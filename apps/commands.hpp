@@ -7,5 +7,7 @@ namespace parallax::cli {
 void add_presets_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
+void add_topo_command(CLI::App& app);
+void add_placement_command(CLI::App& app);
 
 }  // namespace parallax::cli

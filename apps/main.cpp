@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   parallax::cli::add_presets_command(app);
   parallax::cli::add_predict_command(app);
   parallax::cli::add_validate_command(app);
+  parallax::cli::add_topo_command(app);
+  parallax::cli::add_placement_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

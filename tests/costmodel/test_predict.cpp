@@ -108,3 +108,18 @@ TEST_CASE("ZeRO-1 shrinks optimizer memory and replaces all-reduce with RS + AG"
   CHECK(z1.memory[10].optimizer_bytes == Approx(z0.memory[10].optimizer_bytes / 8));
   CHECK(z1.peak_bytes < z0.peak_bytes);
 }
+
+TEST_CASE("halving the NICs doubles the network bandwidth terms of the DP synchronisation") {
+  // tp 8, pp 35, dp 8: each DP group is one GPU on each of 8 nodes, and the tied-embedding pair
+  // one GPU on each of 2 nodes. With 8 NICs every GPU has its own; with 4, GPUs 2i and 2i+1 share
+  // NIC i and all 8 rings of a node run at once, so each gets 12 instead of 24 GB/s. Ring time
+  // = steps * 5 us + bandwidth term: t4 = 2 t8 - steps * 5 us, with 14 steps (8 nodes) for the
+  // DP all-reduce and 2 (2 nodes) for the embedding's.
+  Setup s;
+  const Prediction p8 = predict(s.m, s.c, s.j, s.p, s.prof);
+  s.c.inter.nics_per_node = 4;
+  const Prediction p4 = predict(s.m, s.c, s.j, s.p, s.prof);
+  CHECK(p4.time.dp_comm_exposed_s ==
+        Approx(2 * p8.time.dp_comm_exposed_s - (14 + 2) * s.c.inter.latency_s).epsilon(1e-9));
+  CHECK(p4.time.tp_comm_s == Approx(p8.time.tp_comm_s).epsilon(1e-12));  // TP stays on NVLink
+}

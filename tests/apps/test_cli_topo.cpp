@@ -109,3 +109,28 @@ TEST_CASE("bad topology input: one line naming the field, exit 2") {
   expect_one_line_error(run("topo show dgx-a100-superpod --node " + path), "$.links[0].to: unknown vertex \"GPU7\"");
   std::filesystem::remove(path);
 }
+
+TEST_CASE("concurrent copies of a group share links") {
+  // 8 DP-like groups of one GPU on each of 16 nodes (GPU j of nodes 0..15), on a cluster with 4
+  // NICs per node: GPUs 2i and 2i+1 share NIC i, so each ring gets 24/2 = 12 GB/s.
+  const std::string path = (std::filesystem::temp_directory_path() / ("c4_" + std::to_string(getpid()) + ".json")).string();
+  Result shown = run("presets show clusters/dgx-a100-superpod");
+  REQUIRE(shown.code == 0);
+  auto c = nlohmann::json::parse(shown.out);
+  c["inter_node"]["nics_per_node"] = 4;
+  std::ofstream(path) << c.dump();
+  std::string ranks;
+  for (int i = 0; i < 16; ++i) {
+    if (i > 0) ranks += ',';
+    ranks += std::to_string(8 * i);
+  }
+  const double S = 4e9;
+  Result r = run("topo collective " + path + " --ranks " + ranks + " --bytes 4e9 --groups 8 --group-stride 1 --json");
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out).at("time_s").get<double>() ==
+        Approx(30 * 5e-6 + 2 * 15.0 / 16 * S / 12e9).epsilon(1e-9));
+  r = run("topo collective " + path + " --ranks " + ranks + " --bytes 4e9 --json");  // alone: 24 GB/s
+  CHECK(nlohmann::json::parse(r.out).at("time_s").get<double>() ==
+        Approx(30 * 5e-6 + 2 * 15.0 / 16 * S / 24e9).epsilon(1e-9));
+  std::filesystem::remove(path);
+}

@@ -49,6 +49,11 @@ TEST_CASE("routes: NVSwitch inside a node, leaf within a unit, spine across unit
   CHECK(route(g, 0, 160).size() == 6);   // node 20: next unit, same rail's spine block
   CHECK(route(g, 0, 3200).size() == 8);  // node 400: unit 20 of rail 0 is in the second block
   CHECK(g.leaf_of(0) == g.leaf_of(8));
+  // Vertices: 17 per node (8 GPUs, the NVSwitch, 8 NICs) in node order, then leaves, spines, core.
+  CHECK(g.vertex_name(8 * 17 + 3) == "node8/GPU3");
+  CHECK(g.vertex_name(8 * 17 + 9) == "node8/NIC0");
+  CHECK(g.vertex_name(560 * 17) == "leaf0");
+  CHECK(g.vertex_name(560 * 17 + 224 + 12) == "core");
   CHECK(g.leaf_of(0) != g.leaf_of(1));  // rail 1
   // Effective bandwidths: NVLink 300 GB/s x 230/300; NIC 25 GB/s x 24/25.
   const auto r = route(g, 0, 8);

@@ -80,6 +80,7 @@ void ClusterGraph::add_nodes(const NodeDescription& node) {
   const double nic_scale =
       c.inter.nic_effective_bandwidth_bytes_per_s / c.inter.nic_bandwidth_bytes_per_s;
   vertices_per_node_ = static_cast<int64_t>(node.vertices.size());
+  for (const NodeVertex& v : node.vertices) template_names_.push_back(v.name);
   links_per_node_ = 2 * static_cast<int64_t>(node.links.size());
   const std::vector<int64_t> gpus = node.gpu_vertices();
   const std::vector<int64_t> nics = node.nic_vertices();
@@ -122,8 +123,8 @@ void ClusterGraph::add_nodes(const NodeDescription& node) {
   const double filled_latency =
       !has_latency && G > 1 ? c.intra.latency_s / static_cast<double>(local_route_[1].size()) : 0;
   for (int64_t n = 0; n < c.nodes; ++n) {
-    const std::string prefix = "node" + std::to_string(n) + "/";
-    for (const NodeVertex& v : node.vertices) boost::add_vertex(TopoVertex{v.kind, n, prefix + v.name}, g_);
+    for (size_t i = 0; i < node.vertices.size(); ++i)
+      boost::add_vertex(TopoVertex{node.vertices[i].kind, n, static_cast<int64_t>(i)}, g_);
     const int64_t base = n * vertices_per_node_;
     for (const NodeLink& l : node.links) {
       const bool touches_nic = node.vertices[static_cast<size_t>(l.from)].kind == VertexKind::nic ||
@@ -165,11 +166,11 @@ void ClusterGraph::add_fabric() {
                          std::to_string(k) + " joins (" + std::to_string(k * pod) + ")");
 
   for (int64_t l = 0; l < num_leaves; ++l)
-    leaf_vertex_.push_back(static_cast<int64_t>(boost::add_vertex(TopoVertex{VertexKind::leaf, -1, "leaf" + std::to_string(l)}, g_)));
+    leaf_vertex_.push_back(static_cast<int64_t>(boost::add_vertex(TopoVertex{VertexKind::leaf, -1, l}, g_)));
   for (int64_t s = 0; s < num_pods; ++s)
-    spine_vertex_.push_back(static_cast<int64_t>(boost::add_vertex(TopoVertex{VertexKind::spine, -1, "spine" + std::to_string(s)}, g_)));
+    spine_vertex_.push_back(static_cast<int64_t>(boost::add_vertex(TopoVertex{VertexKind::spine, -1, s}, g_)));
   if (net.tiers >= 3)
-    core_vertex_ = static_cast<int64_t>(boost::add_vertex(TopoVertex{VertexKind::core, -1, "core"}, g_));
+    core_vertex_ = static_cast<int64_t>(boost::add_vertex(TopoVertex{VertexKind::core, -1, 0}, g_));
 
   // NIC <-> leaf.
   for (int64_t n = 0; n < c.nodes; ++n) {
@@ -200,6 +201,13 @@ void ClusterGraph::add_fabric() {
     spine_up_.push_back(static_cast<int32_t>(add_link(sv, core_vertex_, LinkKind::network, pod_up_bw[static_cast<size_t>(s)], 0)));
     spine_down_.push_back(static_cast<int32_t>(add_link(core_vertex_, sv, LinkKind::network, pod_up_bw[static_cast<size_t>(s)], 0)));
   }
+}
+
+std::string ClusterGraph::vertex_name(int64_t v) const {
+  const TopoVertex& x = g_[static_cast<size_t>(v)];
+  if (x.node >= 0)
+    return "node" + std::to_string(x.node) + "/" + template_names_[static_cast<size_t>(x.index)];
+  return std::string(to_string(x.kind)) + (x.kind == VertexKind::core ? "" : std::to_string(x.index));
 }
 
 int64_t ClusterGraph::leaf_of(int64_t gpu) const {

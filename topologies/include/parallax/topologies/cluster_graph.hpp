@@ -33,8 +33,8 @@ namespace parallax {
 
 struct TopoVertex {
   VertexKind kind = VertexKind::gpu;
-  int64_t node = -1;  // owning node, -1 for network switches
-  std::string name;
+  int64_t node = -1;   // owning node, -1 for network switches
+  int64_t index = 0;   // vertex of the node description, or the switch's index in its tier
 };
 
 struct TopoLink {
@@ -44,8 +44,9 @@ struct TopoLink {
   double latency_s = 0;
 };
 
+// Edge list in a vector too (not Boost's default std::list): one allocation less per link.
 using TopoGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS,
-                                        TopoVertex, TopoLink>;
+                                        TopoVertex, TopoLink, boost::no_property, boost::vecS>;
 
 // Per switch tier: how many switches and their aggregate bandwidth toward the tier above.
 struct TierSummary {
@@ -68,6 +69,9 @@ class ClusterGraph {
   int64_t node_of(int64_t gpu) const { return gpu / spec_.gpus_per_node; }
   // The leaf switch a GPU's NIC hangs off (global leaf index).
   int64_t leaf_of(int64_t gpu) const;
+
+  // "node12/GPU3", "leaf7", "spine0", "core" (built on demand: names are not stored per vertex).
+  std::string vertex_name(int64_t v) const;
 
   int64_t link_count() const { return static_cast<int64_t>(bandwidth_.size()); }
   double link_bandwidth(int64_t id) const { return bandwidth_[static_cast<size_t>(id)]; }
@@ -96,6 +100,7 @@ class ClusterGraph {
   std::vector<std::vector<int32_t>> nic_to_gpu_;   // [local gpu]
   std::vector<int64_t> gpu_nic_;                   // [local gpu] -> local NIC index
   std::vector<int64_t> nic_vertex_local_;          // [local NIC] -> template vertex
+  std::vector<std::string> template_names_;
   int64_t vertices_per_node_ = 0;
   // Fabric tables, by global NIC (node * nics + nic), leaf and spine index.
   std::vector<int32_t> nic_leaf_;

@@ -12,5 +12,7 @@ void add_capacity_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
+void add_topo_command(CLI::App& app);
+void add_placement_command(CLI::App& app);
 
 }  // namespace parallax::cli

@@ -83,6 +83,8 @@ void add_search_flags(CLI::App& app, SearchFlags& f) {
   app.add_flag("--no-sp", f.no_sp, "do not consider sequence parallelism");
   app.add_flag("--allow-cross-node-tp", f.allow_cross_node_tp, "admit TP groups larger than a node");
   app.add_flag("--allow-all", f.allow_all, "admit plans no existing trainer runs");
+  app.add_flag("--uneven-pp", f.uneven_pp,
+               "also try lighter first/last pipeline stages (pp need not divide the layers)");
 }
 
 SearchOptions search_options(const SearchFlags& f) {
@@ -105,6 +107,7 @@ SearchOptions search_options(const SearchFlags& f) {
   o.sequence_parallel = !f.no_sp;
   o.allow_cross_node_tp = f.allow_cross_node_tp;
   o.allow_all = f.allow_all;
+  o.uneven_pp = f.uneven_pp;
   return o;
 }
 

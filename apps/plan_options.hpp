@@ -46,6 +46,7 @@ struct SearchFlags {
   bool no_sp = false;
   bool allow_cross_node_tp = false;
   bool allow_all = false;
+  bool uneven_pp = false;
 };
 void add_search_flags(CLI::App& app, SearchFlags& f);
 SearchOptions search_options(const SearchFlags& f);

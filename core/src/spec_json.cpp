@@ -245,7 +245,8 @@ JobSpec read_job(JsonObjectReader& r) {
 
 PlanSpec read_plan(JsonObjectReader& r) {
   expect_keys(r, {"tp", "pp", "dp", "vpp", "micro_batch", "num_micro_batches", "sequence_parallel",
-                  "recompute", "recompute_layers", "zero", "schedule", "order"});
+                  "recompute", "recompute_layers", "zero", "schedule", "order",
+                  "first_stage_layers", "last_stage_layers"});
   PlanSpec p;
   p.tp = r.get_int("tp", 1, Limits::max_gpus);
   p.pp = r.get_int("pp", 1, Limits::max_gpus);
@@ -258,6 +259,8 @@ PlanSpec read_plan(JsonObjectReader& r) {
       enum_from(r.get_enum_or("recompute", {"none", "selective", "full"}, "none"), kRecomputes);
   p.recompute_layers = r.get_int_or("recompute_layers", 0, Limits::max_layers, 0);
   p.zero = r.get_int_or("zero", 0, 3, 0);
+  p.first_stage_layers = r.get_int_or("first_stage_layers", 0, Limits::max_layers, 0);
+  p.last_stage_layers = r.get_int_or("last_stage_layers", 0, Limits::max_layers, 0);
   p.schedule = enum_from(r.get_enum_or("schedule", {"gpipe", "1f1b", "interleaved"},
                                        p.vpp > 1 ? "interleaved" : "1f1b"),
                          kSchedules);
@@ -347,6 +350,8 @@ json to_json(const PlanSpec& p) {
               {"recompute", to_string(p.recompute)},
               {"recompute_layers", p.recompute_layers},
               {"zero", p.zero},
+              {"first_stage_layers", p.first_stage_layers},
+              {"last_stage_layers", p.last_stage_layers},
               {"schedule", to_string(p.schedule)},
               {"order", p.order}};
   // 0 means "derive from the batch": left out, so that reading the output gives 0 again.

@@ -1,5 +1,6 @@
 // The invariants that tie a plan to a model, cluster, job and GPU count: what Megatron-LM would
 // reject at start-up (or what cannot be laid out at all), reported before anything runs.
+#include <algorithm>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -100,7 +101,29 @@ class PlanChecker {
     divisible("$.plan.tp", "ffn_hidden", m_.ffn_hidden, "tp", p_.tp);
   }
 
-  void check_pipeline_parallel() const { divisible("$.plan.pp", "layers", m_.layers, "pp", p_.pp); }
+  void check_pipeline_parallel() const {
+    const int64_t f = p_.first_stage_layers;
+    const int64_t l = p_.last_stage_layers;
+    if (f == 0 && l == 0) {
+      divisible("$.plan.pp", "layers", m_.layers, "pp", p_.pp);
+      return;
+    }
+    // Megatron-LM's uneven split: first and/or last stage given, the rest split evenly.
+    const std::string path = f > 0 ? "$.plan.first_stage_layers" : "$.plan.last_stage_layers";
+    if (p_.pp < 2) fail(path, "an uneven pipeline split needs pp >= 2 (got pp " + n(p_.pp) + ")");
+    if (p_.vpp > 1) fail(path, "an uneven pipeline split does not combine with interleaving (vpp " + n(p_.vpp) + ")");
+    const int64_t rest_stages = p_.pp - (f > 0) - (l > 0);
+    const int64_t rest_layers = m_.layers - f - l;
+    if (rest_stages == 0) {
+      if (rest_layers != 0)
+        fail(path, "first (" + n(f) + ") + last (" + n(l) + ") stage layers must equal layers (" +
+                       n(m_.layers) + ") when pp is 2");
+      return;
+    }
+    if (rest_layers < rest_stages || rest_layers % rest_stages != 0)
+      fail(path, "the other " + n(rest_stages) + " stages must split the remaining " +
+                     n(rest_layers) + " layers evenly, at least one each");
+  }
 
   void check_batch() const {
     const int64_t per_micro_step = product(p_.micro_batch, p_.dp);
@@ -161,11 +184,16 @@ class PlanChecker {
       fail("$.plan.recompute_layers", "recompute_layers (" + n(p_.recompute_layers) +
                                           ") requires recompute \"full\" (got \"" +
                                           to_string(p_.recompute) + "\")");
-    const int64_t per_stage = m_.layers / p_.pp;
-    if (p_.recompute_layers > per_stage)
+    int64_t per_stage = m_.layers;
+    for (int64_t k = 0; k < p_.pp; ++k) per_stage = std::min(per_stage, stage_layers(m_.layers, p_, k));
+    if (p_.recompute_layers <= per_stage) return;
+    if (p_.first_stage_layers == 0 && p_.last_stage_layers == 0)
       fail("$.plan.recompute_layers", "must be <= layers (" + n(m_.layers) + ") / pp (" + n(p_.pp) +
                                           ") = " + n(per_stage) + " (got " +
                                           n(p_.recompute_layers) + ")");
+    fail("$.plan.recompute_layers", "must be <= the layers of the smallest stage (" +
+                                        n(per_stage) + " of " + n(m_.layers) + " over pp " +
+                                        n(p_.pp) + ") (got " + n(p_.recompute_layers) + ")");
   }
 
   // Gradient (ZeRO-2) and parameter (ZeRO-3) sharding conflict with pipeline parallelism:

@@ -118,9 +118,6 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
                     prof.framework(j.framework).compute_efficiency_scale, &prof};
   const ShardShape sh = shard_shape(m, j, p);
   const PlanComm& comm = topo.plan_comm(p);
-  const int64_t layers = m.layers / p.pp;
-  const int64_t recomputed =
-      p.recompute == Recompute::full && p.recompute_layers > 0 ? p.recompute_layers : layers;
 
   const PhaseTimes lt_rec = phase_times(layer_ops(m, sh, p.recompute), rates);
   const PhaseTimes lt_plain = phase_times(layer_ops(m, sh, Recompute::none), rates);
@@ -129,10 +126,13 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
   const PhaseTimes emb = phase_times(embedding_ops(m, sh), rates);
   const PhaseTimes head = phase_times(head_ops(m, sh), rates);
 
-  const double n_rec = static_cast<double>(p.recompute == Recompute::full ? recomputed : layers);
-  const double n_plain = static_cast<double>(layers) - n_rec;
   const double exposed_tp = 1 - prof.tp_overlap;
   for (int64_t k = 0; k < p.pp; ++k) {
+    const int64_t layers = stage_layers(m.layers, p, k);
+    const int64_t recomputed =
+        p.recompute == Recompute::full && p.recompute_layers > 0 ? p.recompute_layers : layers;
+    const double n_rec = static_cast<double>(p.recompute == Recompute::full ? recomputed : layers);
+    const double n_plain = static_cast<double>(layers) - n_rec;
     const std::vector<GroupCost>& tp_groups = comm.tp_by_stage[static_cast<size_t>(k)];
     const double tp_rec = comm_time(comm_rec, tp_groups);
     const double tp_plain = comm_time(comm_plain, tp_groups);

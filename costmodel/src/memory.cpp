@@ -27,7 +27,7 @@ double layer_params_per_rank(const ModelSpec& m, int64_t tp) {
 }
 
 double stage_params_per_rank(const ModelSpec& m, const PlanSpec& p, int64_t stage) {
-  const double layers = static_cast<double>(m.layers / p.pp);
+  const double layers = static_cast<double>(stage_layers(m.layers, p, stage));
   double params = layers * layer_params_per_rank(m, p.tp);
   const double h = static_cast<double>(m.hidden);
   const double vocab_local =
@@ -84,9 +84,9 @@ double in_flight_micro_batches(const PlanSpec& p, int64_t stage) {
 }
 
 double stage_activation_bytes_per_micro_batch(const ModelSpec& m, const JobSpec& j,
-                                              const PlanSpec& p) {
+                                              const PlanSpec& p, int64_t stage) {
   const double e_scale = shard_shape(m, j, p).act_bytes / 2;  // Korthikanti assumes 16-bit
-  const int64_t layers = m.layers / p.pp;
+  const int64_t layers = stage_layers(m.layers, p, stage);
   const int64_t recomputed =
       p.recompute == Recompute::full && p.recompute_layers > 0 ? p.recompute_layers : layers;
   const double per_layer_kept =
@@ -109,7 +109,6 @@ std::vector<StageMemory> stage_memory(const ModelSpec& m, const JobSpec& j, cons
       layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, p.recompute);
   const double per_layer_full =
       layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, Recompute::none);
-  const double per_mb_stash = stage_activation_bytes_per_micro_batch(m, j, p);
 
   const double t = static_cast<double>(p.tp);
   const double sbh = static_cast<double>(p.micro_batch * m.seq_len * m.hidden);
@@ -124,7 +123,8 @@ std::vector<StageMemory> stage_memory(const ModelSpec& m, const JobSpec& j, cons
     sm.weights_bytes = sm.params * pb.weights / (p.zero >= 3 ? dp : 1);
     sm.grads_bytes = sm.params * pb.grads / (p.zero >= 2 ? dp : 1);
     sm.optimizer_bytes = sm.params * pb.optimizer / (p.zero >= 1 ? dp : 1);
-    sm.activations_bytes = per_mb_stash * in_flight_micro_batches(p, k);
+    sm.activations_bytes =
+        stage_activation_bytes_per_micro_batch(m, j, p, k) * in_flight_micro_batches(p, k);
 
     double buffers = 0;
     // Recompute working set: one layer's activations rebuilt during its backward.

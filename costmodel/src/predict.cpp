@@ -54,11 +54,13 @@ Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, c
   const double ranks_x_mb = static_cast<double>(p.tp) * mb * static_cast<double>(p.dp);
   out.model_flops = ranks_x_mb * (static_cast<double>(m.layers) * total_flops(layer_plain, false) +
                                   total_flops(head_ops(m, sh), false));
-  const int64_t per_stage = m.layers / p.pp;
-  const int64_t rec_per_stage = p.recompute == Recompute::full && p.recompute_layers > 0
-                                    ? p.recompute_layers
-                                    : per_stage;
-  const double rec_layers = static_cast<double>(p.pp * rec_per_stage);
+  int64_t rec_total = 0;
+  for (int64_t k = 0; k < p.pp; ++k) {
+    rec_total += p.recompute == Recompute::full && p.recompute_layers > 0
+                     ? p.recompute_layers
+                     : stage_layers(m.layers, p, k);
+  }
+  const double rec_layers = static_cast<double>(rec_total);
   out.hardware_flops = out.model_flops + ranks_x_mb * rec_layers * (total_flops(layer_rec, true) -
                                                                     total_flops(layer_rec, false));
   const int64_t global_batch = p.micro_batch * p.num_micro_batches * p.dp;

@@ -30,6 +30,8 @@ std::vector<std::string> megatron_args(const PlanFile& f) {
   std::vector<std::string> a;
   add(a, "--tensor-model-parallel-size", p.tp);
   add(a, "--pipeline-model-parallel-size", p.pp);
+  if (p.first_stage_layers > 0) add(a, "--decoder-first-pipeline-num-layers", p.first_stage_layers);
+  if (p.last_stage_layers > 0) add(a, "--decoder-last-pipeline-num-layers", p.last_stage_layers);
   if (p.vpp > 1) add(a, "--num-layers-per-virtual-pipeline-stage", m.layers / (p.pp * p.vpp));
   if (p.sequence_parallel) a.push_back("--sequence-parallel");
   add(a, "--micro-batch-size", p.micro_batch);
@@ -131,6 +133,8 @@ PlanFile parse_megatron_args(const std::vector<std::string>& args, const PlanFil
     if (a == "--tensor-model-parallel-size") p.tp = integer();
     else if (a == "--pipeline-model-parallel-size") p.pp = integer();
     else if (a == "--num-layers-per-virtual-pipeline-stage") layers_per_virtual = integer();
+    else if (a == "--decoder-first-pipeline-num-layers") p.first_stage_layers = integer();
+    else if (a == "--decoder-last-pipeline-num-layers") p.last_stage_layers = integer();
     else if (a == "--sequence-parallel") p.sequence_parallel = true;
     else if (a == "--micro-batch-size") p.micro_batch = integer();
     else if (a == "--global-batch-size") f.job.global_batch = integer();

@@ -32,14 +32,42 @@ enum RuleId {
   kRuleCount
 };
 
+// The plan's pipeline split is runnable: even, or Megatron-LM's uneven first/last stages.
+bool split_ok(int64_t layers, const PlanSpec& p) {
+  const int64_t f = p.first_stage_layers;
+  const int64_t l = p.last_stage_layers;
+  if (f == 0 && l == 0) return layers % p.pp == 0;
+  const int64_t rest_stages = p.pp - (f > 0) - (l > 0);
+  const int64_t rest = layers - f - l;
+  if (rest_stages == 0) return rest == 0;
+  return rest >= rest_stages && rest % rest_stages == 0;
+}
+
+// Pipeline splits to try for pp: the even one, and with uneven_pp, lighter first and last stages
+// (equal, f = l) that leave the middle stages an even share at least as large.
+std::vector<std::pair<int64_t, int64_t>> splits(int64_t layers, int64_t pp, bool uneven) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  if (layers % pp == 0) out.push_back({0, 0});
+  if (!uneven || pp < 3) return out;
+  for (int64_t f = 1; f * pp <= layers; ++f) {
+    const int64_t rest = layers - 2 * f;
+    if (rest % (pp - 2) == 0 && rest / (pp - 2) > f) out.push_back({f, f});
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* to_string(RejectReason r) {
   switch (r) {
-    case RejectReason::divisibility: return "divisibility";
-    case RejectReason::trainer_rule: return "trainer rule";
-    case RejectReason::topology: return "topology";
-    case RejectReason::memory: return "memory";
+    case RejectReason::divisibility:
+      return "divisibility";
+    case RejectReason::trainer_rule:
+      return "trainer rule";
+    case RejectReason::topology:
+      return "topology";
+    case RejectReason::memory:
+      return "memory";
   }
   return "?";
 }
@@ -73,10 +101,10 @@ const Rule* first_broken_rule(const ModelSpec& m, const ClusterSpec& c, const Jo
   if (m.kv_heads % p.tp != 0) return &r[kTpKvHeads];
   if (m.ffn_hidden % p.tp != 0) return &r[kTpFfn];
   if (!o.allow_cross_node_tp && p.tp > c.gpus_per_node) return &r[kTpNode];
-  if (m.layers % p.pp != 0) return &r[kPpLayers];
+  if (!split_ok(m.layers, p)) return &r[kPpLayers];
   if (j.global_batch % (p.dp * p.micro_batch) != 0) return &r[kBatchDp];
   if (p.sequence_parallel && m.seq_len % p.tp != 0) return &r[kSpSeq];
-  if (m.layers % (p.pp * p.vpp) != 0) return &r[kVppLayers];
+  if (p.vpp > 1 && m.layers % (p.pp * p.vpp) != 0) return &r[kVppLayers];
   if (p.schedule == Schedule::interleaved && p.num_micro_batches % p.pp != 0) {
     return &r[kInterleavedM];
   }
@@ -85,8 +113,8 @@ const Rule* first_broken_rule(const ModelSpec& m, const ClusterSpec& c, const Jo
   return nullptr;
 }
 
-Candidates enumerate_plans(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j,
-                           int64_t gpus, const SearchOptions& o) {
+Candidates enumerate_plans(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j, int64_t gpus,
+                           const SearchOptions& o) {
   Candidates out;
   auto reject = [&](const Rule* rule) {
     ++out.rejected_by_rule[rule->name];
@@ -104,40 +132,53 @@ Candidates enumerate_plans(const ModelSpec& m, const ClusterSpec& c, const JobSp
       base.pp = pp;
       base.dp = dp;
       // Plans rejected before the micro-batch is chosen count once per (tp, pp).
-      if (const Rule* r = first_broken_rule(m, c, j, base, gpus, o)) {
+      const auto pipeline_splits = splits(m.layers, pp, o.uneven_pp);
+      if (const Rule* r = first_broken_rule(m, c, j, base, gpus, o);
+          r != nullptr &&
+          !(pipeline_splits.size() > 0 && std::string(r->name) == "pp-divides-layers")) {
         ++out.considered;
         reject(r);
         continue;
       }
-      const int64_t per_replica = j.global_batch / dp;
-      for (int64_t mbs : divisors(per_replica)) {
-        if (mbs > o.max_micro_batch) break;
-        base.micro_batch = mbs;
-        base.num_micro_batches = per_replica / mbs;
-        // Schedules: no pipeline, or 1F1B, GPipe and interleaved with every vpp.
-        std::vector<std::pair<Schedule, int64_t>> schedules = {{Schedule::one_f_one_b, 1}};
-        if (pp > 1) {
-          schedules.push_back({Schedule::gpipe, 1});
-          for (int64_t v : divisors(m.layers / pp)) {
-            if (v >= 2) schedules.push_back({Schedule::interleaved, v});
+      if (pipeline_splits.empty()) {
+        ++out.considered;
+        reject(&plan_rules()[kPpLayers]);
+        continue;
+      }
+      for (const auto& [first, last] : pipeline_splits) {
+        base.first_stage_layers = first;
+        base.last_stage_layers = last;
+        const int64_t per_replica = j.global_batch / dp;
+        for (int64_t mbs : divisors(per_replica)) {
+          if (mbs > o.max_micro_batch) break;
+          base.micro_batch = mbs;
+          base.num_micro_batches = per_replica / mbs;
+          // Schedules: no pipeline, or 1F1B, GPipe and interleaved with every vpp.
+          std::vector<std::pair<Schedule, int64_t>> schedules = {{Schedule::one_f_one_b, 1}};
+          if (pp > 1) {
+            schedules.push_back({Schedule::gpipe, 1});
+            // Interleaving needs equal chunks: only with the even split.
+            for (int64_t v : first == 0 ? divisors(m.layers / pp) : std::vector<int64_t>{}) {
+              if (v >= 2) schedules.push_back({Schedule::interleaved, v});
+            }
           }
-        }
-        for (const auto& [sched, vpp] : schedules) {
-          for (Recompute rc : o.recompute) {
-            for (int sp = 0; sp <= (o.sequence_parallel && tp > 1 ? 1 : 0); ++sp) {
-              for (int64_t z : o.zero) {
-                if (dp == 1 && z > 0) continue;  // nothing to shard
-                PlanSpec p = base;
-                p.schedule = sched;
-                p.vpp = vpp;
-                p.recompute = rc;
-                p.sequence_parallel = sp == 1;
-                p.zero = z;
-                ++out.considered;
-                if (const Rule* r = first_broken_rule(m, c, j, p, gpus, o)) {
-                  reject(r);
-                } else {
-                  out.admitted.push_back(p);
+          for (const auto& [sched, vpp] : schedules) {
+            for (Recompute rc : o.recompute) {
+              for (int sp = 0; sp <= (o.sequence_parallel && tp > 1 ? 1 : 0); ++sp) {
+                for (int64_t z : o.zero) {
+                  if (dp == 1 && z > 0) continue;  // nothing to shard
+                  PlanSpec p = base;
+                  p.schedule = sched;
+                  p.vpp = vpp;
+                  p.recompute = rc;
+                  p.sequence_parallel = sp == 1;
+                  p.zero = z;
+                  ++out.considered;
+                  if (const Rule* r = first_broken_rule(m, c, j, p, gpus, o)) {
+                    reject(r);
+                  } else {
+                    out.admitted.push_back(p);
+                  }
                 }
               }
             }

@@ -22,7 +22,6 @@ SimInputs make_sim_inputs(const ModelSpec& m, const Topology& topo, const JobSpe
   const IterationCosts costs = iteration_costs(m, topo, j, p, prof);
   const std::vector<StageMemory> mem = stage_memory(m, j, p);
   const double vpp = static_cast<double>(p.vpp);
-  const double stash = stage_activation_bytes_per_micro_batch(m, j, p);
   const double grad_elem = j.bytes_per_param == ParamBytesConvention::b16 ? 2 : 4;
 
   in.p2p_s = costs.p2p_s;
@@ -48,7 +47,7 @@ SimInputs make_sim_inputs(const ModelSpec& m, const Topology& topo, const JobSpe
     rc.dp_bytes = p.dp > 1 ? mem[i].params * grad_elem : 0;
     if (k == 0 || k == p.pp - 1) rc.embedding_sync_s = costs.embedding_sync_s;
     rc.optimizer_s = costs.optimizer_s[i];
-    rc.chunk_activation_bytes = stash / vpp;
+    rc.chunk_activation_bytes = stage_activation_bytes_per_micro_batch(m, j, p, k) / vpp;
     rc.static_bytes = mem[i].total_bytes() - mem[i].activations_bytes;
     in.ranks.push_back(rc);
   }

@@ -51,7 +51,14 @@ std::vector<PlanFile> three_plans() {
   c.recompute_layers = 5;
   PlanFile fc = plan_file("llama2-70b", 512, 1024, c);
   fc.job.tokens = 2e12;
-  return {plan_file("mt-nlg-530b", 2240, 1920, a), plan_file("gpt3-175b", 1536, 1536, b), fc};
+  PlanSpec d;  // uneven pipeline: 96 layers over pp 7 as 3 + 5 x 18 + 3
+  d.tp = 8;
+  d.pp = 7;
+  d.first_stage_layers = 3;
+  d.last_stage_layers = 3;
+  d.recompute = Recompute::selective;
+  return {plan_file("mt-nlg-530b", 2240, 1920, a), plan_file("gpt3-175b", 1536, 1536, b), fc,
+          plan_file("gpt3-175b", 448, 1792, d)};
 }
 
 bool bash_n(const std::string& script) {

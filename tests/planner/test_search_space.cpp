@@ -2,9 +2,11 @@
 // rules are the trainers' (Megatron-LM / DeepSpeed) rules.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <numeric>
 
 #include "parallax/core/presets.hpp"
+#include "parallax/core/spec_json.hpp"
 #include "parallax/planner/planner.hpp"
 
 using namespace parallax;
@@ -102,4 +104,36 @@ TEST_CASE("a refiner re-ranks the top k") {
   });
   CHECK_FALSE(res.plans.front().plan == first);
   CHECK(res.plans.front().refined);
+}
+
+TEST_CASE("uneven-pp admits pipeline depths that do not divide the layers") {
+  PlannerInputs in;
+  in.model = load_model("gpt3-175b");  // 96 layers: pp 7 only with lighter first/last stages
+  in.cluster = load_cluster("dgx-a100-superpod");
+  in.job.global_batch = 1792;
+  in.gpus = 448;  // 8 x 7 x 8
+  in.profile = load_profile(in.cluster.profile);
+  const Candidates even = enumerate_plans(in.model, in.cluster, in.job, in.gpus, in.options);
+  for (const PlanSpec& p : even.admitted) CHECK(p.pp != 7);
+  in.options.uneven_pp = true;
+  const Candidates all = enumerate_plans(in.model, in.cluster, in.job, in.gpus, in.options);
+  int64_t pp7 = 0;
+  for (const PlanSpec& p : all.admitted) {
+    if (p.pp != 7) continue;
+    ++pp7;
+    // 96 = f + 5 x middle + f with middle > f: f in {3, 8, 13}.
+    CHECK((p.first_stage_layers == 3 || p.first_stage_layers == 8 || p.first_stage_layers == 13));
+    CHECK(p.first_stage_layers == p.last_stage_layers);
+    CHECK(p.schedule != Schedule::interleaved);
+    CHECK_NOTHROW(validate_plan(in.model, in.cluster, in.job, p, in.gpus, "test"));
+  }
+  CHECK(pp7 > 0);
+  // And they predict: the lighter first stage holds fewer parameters than a middle one.
+  for (const PlanSpec& p : all.admitted) {
+    if (p.pp != 7) continue;
+    const Prediction pr = predict(in.model, in.cluster, in.job, p, in.profile);
+    CHECK(pr.memory[0].params < pr.memory[3].params);
+    CHECK(std::isfinite(pr.iteration_time_s));
+    break;
+  }
 }

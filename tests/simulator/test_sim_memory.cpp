@@ -14,11 +14,12 @@ void require_peaks(Schedule s, int64_t pp, int64_t vpp, int64_t m) {
   const RealPlan rp = gpt3_plan(s, pp, vpp, m);
   const SimResult r = simulate(make_sim_inputs(rp.model, rp.cluster, rp.job, rp.plan, rp.profile));
   const std::vector<StageMemory> mem = stage_memory(rp.model, rp.job, rp.plan);
-  const double per_mb = stage_activation_bytes_per_micro_batch(rp.model, rp.job, rp.plan);
   REQUIRE(r.ranks.size() == mem.size());
   for (size_t k = 0; k < mem.size(); ++k) {
     INFO(to_string(s) << " pp=" << pp << " vpp=" << vpp << " m=" << m << " stage " << k);
     const double in_flight = in_flight_micro_batches(rp.plan, static_cast<int64_t>(k));
+    const double per_mb =
+        stage_activation_bytes_per_micro_batch(rp.model, rp.job, rp.plan, static_cast<int64_t>(k));
     CHECK(r.ranks[k].peak_activation_bytes / per_mb == Approx(in_flight).epsilon(1e-12));
     CHECK(r.ranks[k].peak_activation_bytes == Approx(mem[k].activations_bytes).epsilon(1e-12));
     CHECK(r.ranks[k].peak_bytes == Approx(mem[k].total_bytes()).epsilon(1e-12));

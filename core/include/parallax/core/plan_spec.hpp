@@ -20,12 +20,25 @@ struct PlanSpec {
   Recompute recompute = Recompute::none;
   int64_t recompute_layers = 0;  // with full recompute: layers per stage recomputed; 0 = all
   int64_t zero = 0;              // 0..3; 1 = distributed optimizer
+  // Uneven pipeline split (Megatron-LM's --decoder-first/last-pipeline-num-layers): layers of the
+  // first and last stage; 0 = the even share. The other stages split the rest evenly.
+  int64_t first_stage_layers = 0;
+  int64_t last_stage_layers = 0;
   Schedule schedule = Schedule::one_f_one_b;
   std::string order = "tp-dp-pp";  // placement, innermost first
 
   int64_t gpus() const { return tp * pp * dp; }
   bool operator==(const PlanSpec&) const = default;
 };
+
+// Layers on pipeline stage `stage` of a model with `layers` layers (plan already validated).
+inline int64_t stage_layers(int64_t layers, const PlanSpec& p, int64_t stage) {
+  if (p.first_stage_layers == 0 && p.last_stage_layers == 0) return layers / p.pp;
+  if (stage == 0 && p.first_stage_layers > 0) return p.first_stage_layers;
+  if (stage == p.pp - 1 && p.last_stage_layers > 0) return p.last_stage_layers;
+  const int64_t rest_stages = p.pp - (p.first_stage_layers > 0) - (p.last_stage_layers > 0);
+  return (layers - p.first_stage_layers - p.last_stage_layers) / rest_stages;
+}
 
 const char* to_string(Recompute r);
 const char* to_string(Schedule s);

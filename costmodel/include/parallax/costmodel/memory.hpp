@@ -23,7 +23,7 @@ ParamBytes param_bytes(ParamBytesConvention c);
 // Parameters one rank holds for one transformer layer (tp-sharded; norms and row-parallel biases
 // replicated).
 double layer_params_per_rank(const ModelSpec& m, int64_t tp);
-// Parameters on pipeline stage `stage` of one tensor-parallel rank (layers split evenly).
+// Parameters on pipeline stage `stage` of one tensor-parallel rank (stage_layers() of them).
 double stage_params_per_rank(const ModelSpec& m, const PlanSpec& p, int64_t stage);
 
 // Korthikanti et al. 2022 activation bytes of ONE layer for ONE micro-batch (16-bit activations):
@@ -35,7 +35,7 @@ double layer_activation_bytes(const ModelSpec& m, int64_t micro_batch, int64_t t
 // dtype's activation width) until its backward: the per-micro-batch unit of StageMemory's
 // activations. With vpp chunks each chunk holds 1/vpp of it.
 double stage_activation_bytes_per_micro_batch(const ModelSpec& m, const JobSpec& j,
-                                              const PlanSpec& p);
+                                              const PlanSpec& p, int64_t stage);
 // Micro-batches (each holding the stage's layers) in flight on a pipeline stage at the peak.
 //   gpipe: m; 1f1b: min(pp - k, m); interleaved: chunks in flight / vpp (Megatron-LM's warm-up).
 double in_flight_micro_batches(const PlanSpec& p, int64_t stage);

@@ -21,6 +21,8 @@ const char* to_string(RejectReason r);
 struct SearchOptions {
   bool allow_cross_node_tp = false;  // TP groups larger than a node
   bool allow_all = false;            // admit plans no existing trainer runs (trainer rules off)
+  bool uneven_pp = false;            // also try lighter first/last stages (Megatron-LM's
+                                     // --decoder-first/last-pipeline-num-layers)
   std::vector<Recompute> recompute = {Recompute::none, Recompute::selective, Recompute::full};
   std::vector<int64_t> zero = {0, 1, 2, 3};
   bool sequence_parallel = true;     // consider SP when tp > 1

@@ -1,0 +1,63 @@
+// Uneven pipeline splits (Megatron-LM's --decoder-first/last-pipeline-num-layers): the layers of
+// each stage and the rules that make a split runnable.
+#include <catch2/catch.hpp>
+
+#include "parallax/core/error.hpp"
+#include "parallax/core/presets.hpp"
+#include "parallax/core/spec_json.hpp"
+
+using namespace parallax;
+
+namespace {
+
+PlanSpec uneven(int64_t pp, int64_t first, int64_t last) {
+  PlanSpec p;
+  p.tp = 8;
+  p.pp = pp;
+  p.dp = 1;
+  p.first_stage_layers = first;
+  p.last_stage_layers = last;
+  p.num_micro_batches = 0;  // derived from the batch
+  return p;
+}
+
+void check(const PlanSpec& p) {
+  const ModelSpec m = load_model("gpt3-175b");  // 96 layers
+  const ClusterSpec c = load_cluster("dgx-a100-superpod");
+  JobSpec j;
+  j.global_batch = 64;
+  validate_plan(m, c, j, p, p.gpus(), "test");
+}
+
+}  // namespace
+
+TEST_CASE("stage_layers: first and last stages given, the rest split evenly") {
+  const PlanSpec p = uneven(7, 3, 3);  // 96 = 3 + 5 x 18 + 3
+  CHECK(stage_layers(96, p, 0) == 3);
+  for (int64_t k = 1; k < 6; ++k) CHECK(stage_layers(96, p, k) == 18);
+  CHECK(stage_layers(96, p, 6) == 3);
+  const PlanSpec only_first = uneven(5, 16, 0);  // 96 = 16 + 4 x 20
+  CHECK(stage_layers(96, only_first, 0) == 16);
+  CHECK(stage_layers(96, only_first, 4) == 20);
+  CHECK(stage_layers(96, uneven(4, 0, 0), 2) == 24);
+}
+
+TEST_CASE("uneven splits that do not add up are refused naming the field") {
+  CHECK_NOTHROW(check(uneven(7, 3, 3)));
+  CHECK_THROWS_WITH(check(uneven(7, 4, 3)), Catch::Contains("$.plan.first_stage_layers") &&
+                                                Catch::Contains("split the remaining 89 layers"));
+  CHECK_THROWS_WITH(check(uneven(2, 40, 40)), Catch::Contains("must equal layers (96)"));
+  PlanSpec p = uneven(4, 12, 12);  // 96 = 12 + 2 x 36 + 12
+  p.vpp = 2;
+  p.schedule = Schedule::interleaved;
+  CHECK_THROWS_WITH(check(p), Catch::Contains("interleaving"));
+  // The even rule still applies without the fields.
+  CHECK_THROWS_WITH(check(uneven(7, 0, 0)), Catch::Contains("layers (96) must be divisible by pp (7)"));
+}
+
+TEST_CASE("plan JSON carries the uneven split both ways") {
+  const PlanSpec p = uneven(7, 3, 3);
+  const nlohmann::json j = to_json(p);
+  JsonObjectReader r(j, "test", "$.plan");
+  CHECK(read_plan(r) == p);
+}

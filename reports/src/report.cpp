@@ -31,6 +31,10 @@ std::vector<int64_t> default_counts(const ReportInputs& in) {
 std::string plan_cell(const PlanSpec& p) {
   std::string s = "tp " + std::to_string(p.tp) + " · pp " + std::to_string(p.pp);
   if (p.vpp > 1) s += " (vpp " + std::to_string(p.vpp) + ")";
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
+    s += " (first " + std::to_string(p.first_stage_layers) + ", last " +
+         std::to_string(p.last_stage_layers) + " layers)";
+  }
   s += " · dp " + std::to_string(p.dp) + " · mbs " + std::to_string(p.micro_batch) + " · " +
        to_string(p.recompute) + (p.sequence_parallel ? " · sp" : "") +
        (p.zero > 0 ? " · ZeRO-" + std::to_string(p.zero) : "");

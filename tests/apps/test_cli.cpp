@@ -292,3 +292,20 @@ TEST_CASE("capacity --json: one row per GPU count with days, GPU-hours and cost"
     CHECK(row["cost_usd"].get<double>() == Approx(2 * row["gpu_hours"].get<double>()));
   }
 }
+
+TEST_CASE("report --format json shows the same plans and times as plan --json") {
+  const std::string inputs = "--model gpt3-175b --gpus 512 --global-batch 1536 --tokens 300e9";
+  const Result plan = run("plan --json --top 5 " + inputs);
+  const Result report = run("report --format json --top 5 --scaling-gpus 256,512 " + inputs);
+  REQUIRE(plan.code == 0);
+  REQUIRE(report.code == 0);
+  const auto p = nlohmann::json::parse(plan.out);
+  const auto r = nlohmann::json::parse(report.out);
+  REQUIRE(r["plans"].size() == 5);
+  for (size_t i = 0; i < 5; ++i) {
+    CHECK(r["plans"][i]["plan"] == p["plans"][i]["plan"]);
+    CHECK(r["plans"][i]["ranking_time_s"].get<double>() ==
+          Approx(p["plans"][i]["ranking_time_s"].get<double>()).epsilon(1e-12));
+    CHECK(r["plans"][i]["mfu"].get<double>() == Approx(p["plans"][i]["mfu"].get<double>()));
+  }
+}

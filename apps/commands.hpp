@@ -7,5 +7,7 @@ namespace parallax::cli {
 void add_presets_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
+// parallax run (built with PARALLAX_MPI): runs a plan under mpirun.
+void add_run_command(CLI::App& app);
 
 }  // namespace parallax::cli

@@ -17,6 +17,9 @@ int main(int argc, char** argv) {
   parallax::cli::add_presets_command(app);
   parallax::cli::add_predict_command(app);
   parallax::cli::add_validate_command(app);
+#ifdef PARALLAX_HAVE_EXECUTOR
+  parallax::cli::add_run_command(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,60 @@
+#pragma once
+// Every op and every communication of a rank, timed by the wall clock: aggregated per op (for
+// measurements.json) and as events (for the Chrome trace, same shape as the simulator's).
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace parallax::exec {
+
+enum class Stream { compute, tp, pp, dp, optimizer };
+const char* to_string(Stream s);
+
+struct OpEvent {
+  std::string name;
+  Stream stream = Stream::compute;
+  double start_s = 0;
+  double duration_s = 0;
+};
+
+struct OpStats {
+  Stream stream = Stream::compute;
+  std::string shape;  // e.g. "256x128x384" (M x K x N) or "bytes=..."
+  std::string group;  // communication group ("tp", "dp", ...), empty for compute
+  int64_t calls = 0;
+  double total_s = 0;
+  double flops = 0;  // total over calls
+  double bytes = 0;  // total over calls (communication payload)
+};
+
+class Recorder {
+ public:
+  using Clock = std::chrono::steady_clock;
+  Recorder() : origin_(Clock::now()) {}
+
+  double now_s() const { return std::chrono::duration<double>(Clock::now() - origin_).count(); }
+
+  void add(const std::string& name, Stream stream, double start_s, double end_s, double flops,
+           double bytes, const std::string& shape, const std::string& group = "");
+
+  template <class F>
+  void time(const std::string& name, double flops, const std::string& shape, F&& f) {
+    const double t0 = now_s();
+    f();
+    add(name, Stream::compute, t0, now_s(), flops, 0, shape);
+  }
+
+  const std::map<std::string, OpStats>& stats() const { return stats_; }
+  const std::vector<OpEvent>& events() const { return events_; }
+  void clear_stats() { stats_.clear(); }
+  bool keep_events = true;
+
+ private:
+  Clock::time_point origin_;
+  std::map<std::string, OpStats> stats_;
+  std::vector<OpEvent> events_;
+};
+
+}  // namespace parallax::exec

@@ -1,0 +1,148 @@
+#include "parallax/executor/run.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "parallax/core/atomic_file.hpp"
+#include "parallax/core/error.hpp"
+#include "parallax/core/json_reader.hpp"
+#include "parallax/core/plan_file.hpp"
+#include "parallax/executor/checkpoint.hpp"
+#include "parallax/executor/measurements.hpp"
+#include "parallax/executor/trainer.hpp"
+#include "parallax/kernels/gemm_path.hpp"
+
+namespace parallax::exec {
+
+using nlohmann::json;
+
+namespace {
+
+// What the CPU executor can run beyond what validate_plan already checked.
+void check_runnable(const PlanFile& pf, int world_size, const std::string& src) {
+  const ModelSpec& m = pf.model;
+  const PlanSpec& p = pf.plan;
+  auto fail = [&](const std::string& path, const std::string& rule) {
+    throw InputError(src, path, rule);
+  };
+  if (world_size != p.gpus())
+    fail("$.plan", "the world size (" + std::to_string(world_size) +
+                       " MPI ranks) must equal tp*pp*dp = " + std::to_string(p.gpus()));
+  if (m.position != Position::learned)
+    fail("$.model.position", std::string("the CPU executor runs learned positions only (got ") +
+                                 to_string(m.position) + ")");
+  if (m.kv_heads != 0 && m.kv_heads != m.heads)
+    fail("$.model.kv_heads", "the CPU executor runs multi-head attention only (kv_heads = heads)");
+  if (m.heads % p.tp != 0) fail("$.plan.tp", "heads must be divisible by tp");
+  if (m.ffn_hidden % p.tp != 0) fail("$.plan.tp", "ffn_hidden must be divisible by tp");
+  if (m.layers % (p.pp * p.vpp) != 0)
+    fail("$.plan.pp", "layers must be divisible by pp*vpp for the executor");
+  if (p.zero > 1) fail("$.plan.zero", "the executor runs ZeRO 0 or 1 (distributed optimizer)");
+  if (p.sequence_parallel)
+    fail("$.plan.sequence_parallel", "sequence parallelism is not implemented in the CPU executor");
+}
+
+int threads_per_rank(int requested) {
+  if (requested > 0) return requested;
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int local = 1;
+  MPI_Comm_size(node, &local);
+  MPI_Comm_free(&node);
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cores / local);
+}
+
+json machine_json(int threads) {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  return {{"host", host},
+          {"cores", std::thread::hardware_concurrency()},
+          {"threads_per_rank", threads},
+          {"openblas_coretype_env", getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : ""},
+          {"cpu_wants_coretype", kernels::wanted_openblas_coretype()}};
+}
+
+}  // namespace
+
+void run_plan(const RunOptions& o) {
+  int world_rank = 0, world_size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  const json plan_json = read_json_file(o.plan_path);
+  const PlanFile pf = read_plan_file(plan_json, o.plan_path);
+  check_runnable(pf, world_size, o.plan_path);
+  TokenSource data = o.data_path.empty()
+                         ? TokenSource(o.seed, pf.model.vocab)
+                         : TokenSource::from_file(o.data_path, pf.model.vocab, pf.model.seq_len);
+  const PlanSpec& p = pf.plan;
+  const int threads = threads_per_rank(o.threads);
+  kernels::set_compute_threads(threads);
+
+  ProcessGroups groups = make_process_groups(p);
+  Recorder rec;
+  Comm comm(rec);
+  TrainOptions topt;
+  topt.seed = o.seed;
+  topt.grad_clip = static_cast<float>(o.grad_clip);
+  topt.adam.lr = static_cast<float>(o.lr);
+  Trainer trainer(pf, topt, groups, comm, rec, std::move(data));
+  if (o.resume && !o.checkpoint_dir.empty()) load_latest_checkpoint(o.checkpoint_dir, trainer, groups);
+
+  json iterations = json::array();
+  const int64_t first = trainer.step_count();
+  for (int64_t s = first; s < first + o.steps; ++s) {
+    const bool last = s + 1 == first + o.steps;
+    std::function<void()> hook;
+    if (last && !o.dump_grads_dir.empty())
+      hook = [&] { dump_gradients(o.dump_grads_dir, trainer, groups); };
+    const StepResult r = trainer.step(hook);
+    iterations.push_back({{"step", s + 1}, {"loss", r.loss}, {"grad_norm", r.grad_norm},
+                          {"time_s", r.time_s}});
+    if (world_rank == 0 && !o.quiet)
+      std::printf("step %4lld  loss %.6f  grad_norm %.4f  time %.1f ms\n",
+                  static_cast<long long>(s + 1), r.loss, r.grad_norm, r.time_s * 1e3);
+    if (!o.checkpoint_dir.empty() &&
+        (last || (o.checkpoint_every > 0 && (s + 1) % o.checkpoint_every == 0)))
+      save_checkpoint(o.checkpoint_dir, trainer, groups, plan_json.dump());
+  }
+
+  const std::vector<json> ranks = gather_json(rank_measurements(rec, groups), groups.world);
+  std::vector<json> traces;
+  if (!o.trace_path.empty()) traces = gather_json(rank_trace_events(rec, groups), groups.world);
+  if (world_rank == 0) {
+    if (!o.out_path.empty()) {
+      const std::time_t now = std::time(nullptr);
+      char date[32];
+      std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+      json m = {{"parallax_measurements_version", 1},
+                {"date", date},
+                {"plan", plan_json},
+                {"executed_dtype", "fp32"},
+                {"backend", "cpu"},
+                {"world_size", world_size},
+                {"machine", machine_json(threads)},
+                {"gemm_path", kernels::gemm_path_description()},
+                {"data", o.data_path.empty() ? "synthetic" : o.data_path},
+                {"seed", o.seed},
+                {"parameters_per_rank", trainer.numel()},
+                {"iterations", iterations},
+                {"ranks", ranks}};
+      write_file_atomic(o.out_path, m.dump(1) + "\n");
+    }
+    if (!o.trace_path.empty()) {
+      json ev = json::array();
+      for (const auto& t : traces)
+        for (const auto& e : t) ev.push_back(e);
+      write_file_atomic(o.trace_path, json{{"traceEvents", ev}, {"displayTimeUnit", "ms"}}.dump() + "\n");
+    }
+  }
+  free_process_groups(groups);
+}
+
+}  // namespace parallax::exec

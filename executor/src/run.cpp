@@ -65,6 +65,7 @@ json machine_json(int threads) {
           {"cores", std::thread::hardware_concurrency()},
           {"threads_per_rank", threads},
           {"openblas_coretype_env", getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : ""},
+          {"omp_wait_policy", getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : ""},
           {"cpu_wants_coretype", kernels::wanted_openblas_coretype()}};
 }
 
@@ -99,7 +100,7 @@ void run_plan(const RunOptions& o) {
   for (int64_t s = first; s < first + o.steps; ++s) {
     const bool last = s + 1 == first + o.steps;
     std::function<void()> hook;
-    if (last && !o.dump_grads_dir.empty())
+    if (s == first && !o.dump_grads_dir.empty())
       hook = [&] { dump_gradients(o.dump_grads_dir, trainer, groups); };
     const StepResult r = trainer.step(hook);
     iterations.push_back({{"step", s + 1}, {"loss", r.loss}, {"grad_norm", r.grad_norm},

@@ -15,7 +15,7 @@ struct RunOptions {
   std::string checkpoint_dir;  // save at the end (and every checkpoint_every steps)
   int64_t checkpoint_every = 0;
   bool resume = false;
-  std::string dump_grads_dir;  // gradients of the last step (tests)
+  std::string dump_grads_dir;  // gradients of the first step of this run (tests)
   uint64_t seed = 1234;
   double grad_clip = 1.0;
   double lr = 3e-4;

@@ -45,6 +45,21 @@ TEST_CASE("a checkpoint of one plan loads into another plan", "[executor][mpi]")
   CHECK(std::abs(losses(dir + "/b.json")[0] - want) <= 1e-5 * want);
 }
 
+#if PARALLAX_HAVE_SCHEDULE
+TEST_CASE("a checkpoint of (2,2,1) loads into (1,1,2) with the same loss", "[executor][mpi]") {
+  const std::string dir = scratch_dir("reshard_pp");
+  const std::string a = make_plan(dir, "a", 2, 2, 1, "");
+  const std::string b = make_plan(dir, "b", 1, 1, 2, "");
+  REQUIRE(mpirun(4, "--plan " + a + " --steps 4 --out " + dir + "/full.json", dir + "/f.log") == 0);
+  REQUIRE(mpirun(4, "--plan " + a + " --steps 3 --checkpoint-dir " + dir + "/ck", dir + "/a.log") == 0);
+  REQUIRE(mpirun(2, "--plan " + b + " --steps 1 --resume --checkpoint-dir " + dir +
+                        "/ck --out " + dir + "/b.json",
+                 dir + "/b.log") == 0);
+  const double want = losses(dir + "/full.json")[3];
+  CHECK(std::abs(losses(dir + "/b.json")[0] - want) <= 1e-5 * want);
+}
+#endif
+
 TEST_CASE("a corrupted checkpoint is refused and the previous one is used", "[executor][mpi]") {
   const std::string dir = scratch_dir("corrupt");
   const std::string plan = make_plan(dir, "p", 1, 1, 1, "");

@@ -84,6 +84,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--grad-clip", o->grad_clip, "global gradient-norm clip (0 = off)")->check(CLI::Range(0.0, 1e9));
   cmd->add_option("--threads", o->threads, "threads per rank (default: cores / ranks on the node)");
   cmd->add_option("--dump-grads", o->dump_grads_dir, "write the first step's reduced gradients here (tests)");
+  cmd->add_flag("--gemm-peak", o->gemm_peak, "also measure the sgemm peak; report the fraction of it reached");
   cmd->add_flag("--quiet", o->quiet, "no per-step lines");
   cmd->callback([o] { std::exit(run_command(*o)); });
 }

@@ -84,9 +84,11 @@ bool load_latest_checkpoint(const std::string& dir, Trainer& t, const ProcessGro
     std::map<std::string, GlobalTensor> all;
     try {
       all = read_global_tensors(sd.string());
+      // Weights are required; a weights-only checkpoint (e.g. from the PyTorch reference)
+      // starts Adam from zero.
       for (const auto& x : t.tensors())
         for (const std::string p : {"", "optimizer.m.", "optimizer.v."})
-          if (!all.count(p + x.name))
+          if (!all.count(p + x.name) && (p.empty() || all.count("optimizer.m." + x.name)))
             throw InputError(sd.string(), p + x.name, "tensor missing from the checkpoint");
     } catch (const InputError& e) {
       if (g.world.rank == 0)
@@ -97,6 +99,7 @@ bool load_latest_checkpoint(const std::string& dir, Trainer& t, const ProcessGro
     std::vector<float> m(t.params().size(), 0.0f), v(t.params().size(), 0.0f);
     for (const auto& x : t.tensors()) {
       extract_shard(all.at(x.name), x, t.params().data() + x.offset);
+      if (!all.count("optimizer.m." + x.name)) continue;
       extract_shard(all.at("optimizer.m." + x.name), x, m.data() + x.offset);
       extract_shard(all.at("optimizer.v." + x.name), x, v.data() + x.offset);
     }

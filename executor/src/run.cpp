@@ -113,6 +113,32 @@ void run_plan(const RunOptions& o) {
       save_checkpoint(o.checkpoint_dir, trainer, groups, plan_json.dump());
   }
 
+  // Throughput of this rank: recorded FLOPs (GEMMs, attention, element-wise, optimizer; with
+  // recompute, what was re-run) over the step time, the first step excluded when there are more.
+  double flops = 0;
+  for (const auto& [name, s] : rec.stats())
+    if (s.stream == Stream::compute || s.stream == Stream::optimizer) flops += s.flops;
+  double time_s = 0;
+  int64_t timed = 0;
+  for (size_t i = iterations.size() > 1 ? 1 : 0; i < iterations.size(); ++i, ++timed)
+    time_s += iterations[i].at("time_s").get<double>();
+  json throughput = {{"flops_per_step_rank0", flops / static_cast<double>(o.steps)},
+                     {"mean_step_time_s", time_s / static_cast<double>(std::max<int64_t>(timed, 1))},
+                     {"steps_timed", timed}};
+  throughput["achieved_flop_per_s_rank0"] =
+      throughput["flops_per_step_rank0"].get<double>() / throughput["mean_step_time_s"].get<double>();
+  if (o.gemm_peak) {
+    const double peak = kernels::measure_sgemm_peak_flop_per_s(1024, 5);
+    throughput["sgemm_peak_flop_per_s"] = peak;
+    throughput["sgemm_peak_shape"] = "1024x1024x1024";
+    throughput["fraction_of_sgemm_peak"] = throughput["achieved_flop_per_s_rank0"].get<double>() / peak;
+    if (world_rank == 0 && !o.quiet)
+      std::printf("step %.1f ms, %.1f GFLOP/s = %.1f%% of the sgemm peak %.1f GFLOP/s (%s)\n",
+                  throughput["mean_step_time_s"].get<double>() * 1e3,
+                  throughput["achieved_flop_per_s_rank0"].get<double>() / 1e9,
+                  100.0 * throughput["fraction_of_sgemm_peak"].get<double>(), peak / 1e9,
+                  kernels::openblas_core_name().c_str());
+  }
   const std::vector<json> ranks = gather_json(rank_measurements(rec, groups), groups.world);
   std::vector<json> traces;
   if (!o.trace_path.empty()) traces = gather_json(rank_trace_events(rec, groups), groups.world);
@@ -133,6 +159,7 @@ void run_plan(const RunOptions& o) {
                 {"seed", o.seed},
                 {"parameters_per_rank", trainer.numel()},
                 {"iterations", iterations},
+                {"throughput", throughput},
                 {"ranks", ranks}};
       write_file_atomic(o.out_path, m.dump(1) + "\n");
     }

@@ -42,3 +42,25 @@ std::string gemm_path_description() {
 }
 
 }  // namespace parallax::kernels
+
+#include <chrono>
+#include <vector>
+
+namespace parallax::kernels {
+
+double measure_sgemm_peak_flop_per_s(int64_t n, int reps) {
+  const auto nn = static_cast<size_t>(n * n);
+  std::vector<float> a(nn, 0.5f), b(nn, 0.25f), c(nn, 0.0f);
+  const auto N = static_cast<blasint>(n);
+  double best = 0;
+  for (int r = 0; r <= reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, N, N, 1.0f, a.data(), N, b.data(), N,
+                0.0f, c.data(), N);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (r > 0) best = std::max(best, 2.0 * static_cast<double>(n * n * n) / s);
+  }
+  return best;
+}
+
+}  // namespace parallax::kernels

@@ -21,6 +21,7 @@ struct RunOptions {
   double lr = 3e-4;
   int threads = 0;  // per rank; 0 = cores on the node / ranks on the node
   bool quiet = false;
+  bool gemm_peak = false;  // measure the sgemm peak and report the fraction reached
 };
 
 // Throws InputError (identically on every rank) for bad input.

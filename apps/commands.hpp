@@ -9,5 +9,7 @@ void add_predict_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 // parallax run (built with PARALLAX_MPI): runs a plan under mpirun.
 void add_run_command(CLI::App& app);
+// parallax launch: builds, prints and runs the mpirun command of a plan.
+void add_launch_command(CLI::App& app);
 
 }  // namespace parallax::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   parallax::cli::add_validate_command(app);
 #ifdef PARALLAX_HAVE_EXECUTOR
   parallax::cli::add_run_command(app);
+  parallax::cli::add_launch_command(app);
 #endif
   try {
     app.parse(argc, argv);

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <csignal>
+
 #include <cstdio>
 #include <ctime>
 #include <thread>
@@ -102,6 +104,8 @@ void run_plan(const RunOptions& o) {
     std::function<void()> hook;
     if (s == first && !o.dump_grads_dir.empty())
       hook = [&] { dump_gradients(o.dump_grads_dir, trainer, groups); };
+    if (world_rank == o.fault_rank && s + 1 == o.fault_step)
+      hook = [] { std::raise(SIGKILL); };
     const StepResult r = trainer.step(hook);
     iterations.push_back({{"step", s + 1}, {"loss", r.loss}, {"grad_norm", r.grad_norm},
                           {"time_s", r.time_s}});

@@ -154,3 +154,22 @@ TEST_CASE("measurements.json and the trace have the promised shape", "[executor]
     }
   CHECK(pids == std::set<int>{0, 1});
 }
+
+TEST_CASE("a rank killed mid-step makes every rank exit with an error (no hang)", "[executor][mpi]") {
+  // ctest's TIMEOUT bounds the test; mpirun must notice the dead rank and end the others.
+  const std::string dir = scratch_dir("fault");
+  const std::string plan = make_plan(dir, "p", 1, 1, 2, "");
+  const int rc = mpirun(2, "--plan " + plan + " --steps 50 --fault-kill-rank 1 --fault-step 2",
+                        dir + "/a.log");
+  CHECK(rc != 0);
+}
+
+TEST_CASE("launch builds and prints the mpirun command of a plan", "[executor]") {
+  const std::string dir = scratch_dir("launch");
+  const std::string plan = make_plan(dir, "p", 2, 1, 2, "");
+  REQUIRE(shell(std::string(PARALLAX_BIN) + " launch --dry-run --plan " + plan +
+                " --hostfile hosts -- --steps 3 > " + dir + "/out.txt") == 0);
+  const std::string out = slurp(dir + "/out.txt");
+  CHECK(out.rfind("mpirun -np 4 --hostfile hosts", 0) == 0);
+  CHECK(out.find(" run --plan " + plan + " --steps 3\n") != std::string::npos);
+}

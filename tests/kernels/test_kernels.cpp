@@ -235,3 +235,13 @@ TEST_CASE("AdamW first step equals the closed form", "[kernels]") {
   CHECK(p[0] == Approx(1.0 - 0.1 * (0.5 / (0.5 + 1e-8) + 0.01 * 1.0)));
   CHECK(p[1] == Approx(-2.0 - 0.1 * (-0.25 / (0.25 + 1e-8) + 0.01 * -2.0)));
 }
+
+TEST_CASE("tanh_fast equals std::tanh within a few float ulps", "[kernels]") {
+  double worst = 0;
+  for (int i = -20000; i <= 20000; ++i) {
+    const float x = static_cast<float>(i) * 1e-3f;
+    worst = std::max(worst, std::abs(static_cast<double>(k::tanh_fast(x)) - std::tanh(static_cast<double>(x))));
+  }
+  INFO("max abs error " << worst);
+  CHECK(worst < 5e-7);  // a few float ulps near +-1
+}

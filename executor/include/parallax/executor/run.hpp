@@ -21,7 +21,11 @@ struct RunOptions {
   double lr = 3e-4;
   int threads = 0;  // per rank; 0 = cores on the node / ranks on the node
   bool quiet = false;
-  bool gemm_peak = false;  // measure the sgemm peak and report the fraction reached
+  bool gemm_peak = false;
+  // Fault injection (tests): world rank fault_rank kills itself (SIGKILL) in step fault_step,
+  // after its gradient reduction, while the other ranks wait in the next collective.
+  int fault_rank = -1;
+  int64_t fault_step = 0;  // measure the sgemm peak and report the fraction reached
 };
 
 // Throws InputError (identically on every rank) for bad input.

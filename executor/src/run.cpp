@@ -143,7 +143,18 @@ void run_plan(const RunOptions& o) {
                   100.0 * throughput["fraction_of_sgemm_peak"].get<double>(), peak / 1e9,
                   kernels::openblas_core_name().c_str());
   }
-  const std::vector<json> ranks = gather_json(rank_measurements(rec, groups), groups.world);
+  // Parameter bytes per tensor family from the size table the memory model is tested against,
+  // and the flat allocations as they are (fp32; Adam m, v on the own shard with ZeRO-1).
+  json mine = rank_measurements(rec, groups);
+  json families = json::object();
+  for (const auto& t : trainer.tensors())
+    families[to_string(t.family)] = families.value(to_string(t.family), 0.0) + 4.0 * static_cast<double>(t.numel());
+  mine["param_bytes_by_family"] = families;
+  mine["flat_bytes"] = {{"params", 4.0 * static_cast<double>(trainer.params().size())},
+                        {"grads", 4.0 * static_cast<double>(trainer.grads().size())},
+                        {"adam_m", 4.0 * static_cast<double>(trainer.adam_m().size())},
+                        {"adam_v", 4.0 * static_cast<double>(trainer.adam_v().size())}};
+  const std::vector<json> ranks = gather_json(mine, groups.world);
   std::vector<json> traces;
   if (!o.trace_path.empty()) traces = gather_json(rank_trace_events(rec, groups), groups.world);
   if (world_rank == 0) {

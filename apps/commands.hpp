@@ -7,6 +7,11 @@ namespace parallax::cli {
 void add_presets_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
+void add_capacity_command(CLI::App& app);
+void add_export_command(CLI::App& app);
+void add_report_command(CLI::App& app);
+void add_simulate_command(CLI::App& app);
 // parallax run (built with PARALLAX_MPI): runs a plan under mpirun.
 void add_run_command(CLI::App& app);
 // parallax launch: builds, prints and runs the mpirun command of a plan.

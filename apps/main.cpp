@@ -17,6 +17,11 @@ int main(int argc, char** argv) {
   parallax::cli::add_presets_command(app);
   parallax::cli::add_predict_command(app);
   parallax::cli::add_validate_command(app);
+  parallax::cli::add_plan_command(app);
+  parallax::cli::add_capacity_command(app);
+  parallax::cli::add_export_command(app);
+  parallax::cli::add_report_command(app);
+  parallax::cli::add_simulate_command(app);
 #ifdef PARALLAX_HAVE_EXECUTOR
   parallax::cli::add_run_command(app);
   parallax::cli::add_launch_command(app);

@@ -1,6 +1,7 @@
 #include "plan_options.hpp"
 
 #include <map>
+#include <sstream>
 
 #include "cli_values.hpp"
 #include "parallax/core/error.hpp"
@@ -40,11 +41,24 @@ std::string flag_for_path(const std::string& path) {
 
 }  // namespace
 
-void add_plan_options(CLI::App& app, PlanOptions& o) {
+void add_job_options(CLI::App& app, PlanOptions& o, bool with_gpus) {
   app.add_option("--model", o.model, "model preset name or JSON file")->capture_default_str();
   app.add_option("--cluster", o.cluster, "cluster preset name or JSON file")->capture_default_str();
-  app.add_option("--gpus", o.gpus, "GPUs used (tp * pp * dp)")->capture_default_str();
+  if (with_gpus) app.add_option("--gpus", o.gpus, "GPUs used (tp * pp * dp)")->capture_default_str();
   app.add_option("--global-batch", o.global_batch, "sequences per iteration")->capture_default_str();
+  app.add_option("--dtype", o.dtype, "training dtype: fp32|tf32|bf16|fp16|fp8")->capture_default_str();
+  app.add_option("--bytes-per-param", o.bytes_per_param,
+                 "weights+grads+optimizer bytes per parameter: 16|18|20")
+      ->capture_default_str();
+  app.add_option("--framework", o.framework, "software stack (selects the profile's entry)")
+      ->capture_default_str();
+  app.add_option("--tokens", o.tokens, "total training tokens");
+  app.add_option("--price", o.price, "price per GPU-hour (USD)");
+  app.add_option("--profile", o.profile, "efficiency profile preset or JSON file (default: the cluster's)");
+}
+
+void add_plan_options(CLI::App& app, PlanOptions& o) {
+  add_job_options(app, o);
   app.add_option("--tp", o.tp, "tensor-parallel size")->capture_default_str();
   app.add_option("--pp", o.pp, "pipeline-parallel size")->capture_default_str();
   app.add_option("--vpp", o.vpp, "virtual stages per pipeline rank (interleaved 1F1B)")
@@ -60,25 +74,51 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
       ->capture_default_str();
   app.add_option("--schedule", o.schedule, "gpipe|1f1b|interleaved (default 1f1b; interleaved when vpp > 1)");
   app.add_option("--order", o.order, "rank placement order, innermost first")->capture_default_str();
-  app.add_option("--dtype", o.dtype, "training dtype: fp32|tf32|bf16|fp16|fp8")->capture_default_str();
-  app.add_option("--bytes-per-param", o.bytes_per_param,
-                 "weights+grads+optimizer bytes per parameter: 16|18|20")
-      ->capture_default_str();
-  app.add_option("--framework", o.framework, "software stack (selects the profile's entry)")
-      ->capture_default_str();
-  app.add_option("--tokens", o.tokens, "total training tokens");
-  app.add_option("--price", o.price, "price per GPU-hour (USD)");
-  app.add_option("--profile", o.profile, "efficiency profile preset or JSON file (default: the cluster's)");
 }
 
-Resolved resolve(const PlanOptions& o) {
-  Resolved r;
-  PlanFile& f = r.file;
-  f.model = load_model(o.model);
-  f.cluster = load_cluster(o.cluster);
-  f.gpus = parse_int("--gpus", o.gpus, 1, Limits::max_gpus);
+void add_search_flags(CLI::App& app, SearchFlags& f) {
+  app.add_option("--recompute-allowed", f.recompute_allowed,
+                 "recompute modes the search may use, comma-separated")
+      ->capture_default_str();
+  app.add_flag("--no-sp", f.no_sp, "do not consider sequence parallelism");
+  app.add_flag("--allow-cross-node-tp", f.allow_cross_node_tp, "admit TP groups larger than a node");
+  app.add_flag("--allow-all", f.allow_all, "admit plans no existing trainer runs");
+}
 
-  // Job and plan go through the same strict JSON readers as files do.
+SearchOptions search_options(const SearchFlags& f) {
+  SearchOptions o;
+  o.recompute.clear();
+  std::stringstream ss(f.recompute_allowed);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item == "none") o.recompute.push_back(Recompute::none);
+    else if (item == "selective") o.recompute.push_back(Recompute::selective);
+    else if (item == "full") o.recompute.push_back(Recompute::full);
+    else {
+      throw InputError("command line", "--recompute-allowed",
+                       "each mode must be none, selective or full (got \"" + item + "\")");
+    }
+  }
+  if (o.recompute.empty()) {
+    throw InputError("command line", "--recompute-allowed", "needs at least one mode");
+  }
+  o.sequence_parallel = !f.no_sp;
+  o.allow_cross_node_tp = f.allow_cross_node_tp;
+  o.allow_all = f.allow_all;
+  return o;
+}
+
+ResolvedJob resolve_job(const PlanOptions& o) {
+  ResolvedJob r;
+  r.model = load_model(o.model);
+  r.cluster = load_cluster(o.cluster);
+  r.gpus = parse_int("--gpus", o.gpus, 1, Limits::max_gpus);
+  if (r.gpus > r.cluster.total_gpus()) {
+    throw InputError("command line", "--gpus",
+                     "cluster " + r.cluster.name + " has " + std::to_string(r.cluster.total_gpus()) +
+                         " GPUs (got " + std::to_string(r.gpus) + ")");
+  }
+  // The job goes through the same strict JSON reader as files do.
   nlohmann::json job = {{"global_batch", parse_int("--global-batch", o.global_batch, 1,
                                                    Limits::max_global_batch)},
                         {"dtype", o.dtype},
@@ -86,6 +126,31 @@ Resolved resolve(const PlanOptions& o) {
                         {"framework", o.framework}};
   if (!o.tokens.empty()) job["tokens"] = parse_number("--tokens", o.tokens, 0, Limits::max_tokens);
   if (!o.price.empty()) job["price_per_gpu_hour_usd"] = parse_number("--price", o.price, 0, 1e6);
+  try {
+    JsonObjectReader jr(job, "command line", "$.job");
+    r.job = read_job(jr);
+    if (r.cluster.gpu.peak(r.job.dtype) <= 0) {
+      throw InputError("command line", "$.job.dtype",
+                       "GPU " + r.cluster.gpu.name + " has no " + to_string(r.job.dtype) + " math");
+    }
+  } catch (const InputError& e) {
+    if (e.source() != "command line") throw;
+    throw InputError("command line", flag_for_path(e.path()), e.rule());
+  }
+  r.profile = load_profile(o.profile.empty() ? r.cluster.profile : o.profile);
+  r.profile.framework(r.job.framework);  // unknown framework is an input error now, not later
+  return r;
+}
+
+Resolved resolve(const PlanOptions& o) {
+  const ResolvedJob rj = resolve_job(o);
+  Resolved r;
+  PlanFile& f = r.file;
+  f.model = rj.model;
+  f.cluster = rj.cluster;
+  f.gpus = rj.gpus;
+  f.job = rj.job;
+  r.profile = rj.profile;
 
   const int64_t tp = parse_int("--tp", o.tp, 1, Limits::max_gpus);
   const int64_t pp = parse_int("--pp", o.pp, 1, Limits::max_gpus);
@@ -107,8 +172,6 @@ Resolved resolve(const PlanOptions& o) {
                          {"order", o.order}};
   if (!o.schedule.empty()) plan["schedule"] = o.schedule;
   try {
-    JsonObjectReader jr(job, "command line", "$.job");
-    f.job = read_job(jr);
     JsonObjectReader pr(plan, "command line", "$.plan");
     f.plan = read_plan(pr);
     if (f.plan.num_micro_batches == 0 && f.plan.micro_batch * f.plan.dp > 0 &&
@@ -120,8 +183,6 @@ Resolved resolve(const PlanOptions& o) {
     if (e.source() != "command line") throw;
     throw InputError("command line", flag_for_path(e.path()), e.rule());
   }
-  r.profile = load_profile(o.profile.empty() ? f.cluster.profile : o.profile);
-  r.profile.framework(f.job.framework);  // unknown framework is an input error now, not later
   return r;
 }
 

@@ -8,6 +8,7 @@
 
 #include "parallax/core/plan_file.hpp"
 #include "parallax/costmodel/profile.hpp"
+#include "parallax/planner/search_space.hpp"
 
 namespace parallax::cli {
 
@@ -34,7 +35,20 @@ struct PlanOptions {
   std::string profile;  // default: the cluster's profile
 };
 
+// All flags (job + parallel settings), as predict and simulate take them.
 void add_plan_options(CLI::App& app, PlanOptions& o);
+// Only the model / cluster / GPUs / job / profile flags, as plan and capacity take them.
+void add_job_options(CLI::App& app, PlanOptions& o, bool with_gpus = true);
+
+// Search-space restrictions shared by plan and capacity.
+struct SearchFlags {
+  std::string recompute_allowed = "none,selective,full";
+  bool no_sp = false;
+  bool allow_cross_node_tp = false;
+  bool allow_all = false;
+};
+void add_search_flags(CLI::App& app, SearchFlags& f);
+SearchOptions search_options(const SearchFlags& f);
 
 struct Resolved {
   PlanFile file;
@@ -43,5 +57,15 @@ struct Resolved {
 
 // Loads presets/files, applies the rules of JSON input and validate_plan; errors name the flag.
 Resolved resolve(const PlanOptions& o);
+
+// The job part only: model, cluster, GPU count, job and profile (no parallel settings).
+struct ResolvedJob {
+  ModelSpec model;
+  ClusterSpec cluster;
+  JobSpec job;
+  int64_t gpus = 0;
+  EfficiencyProfile profile;
+};
+ResolvedJob resolve_job(const PlanOptions& o);
 
 }  // namespace parallax::cli

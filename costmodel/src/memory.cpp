@@ -72,20 +72,20 @@ double in_flight_micro_batches(const PlanSpec& p, int64_t stage) {
     case Schedule::one_f_one_b: return std::min(static_cast<double>(p.pp - stage), m);
     case Schedule::interleaved: {
       // Megatron-LM: warm-up runs (pp - k - 1) * 2 + (vpp - 1) * pp chunk forwards, then one more
-      // before the first backward; each chunk holds 1/vpp of the stage's layers.
-      const double chunks = static_cast<double>((p.pp - stage - 1) * 2 + (p.vpp - 1) * p.pp + 1);
+      // before the first backward; each chunk holds 1/vpp of the stage's layers. With m == pp it
+      // runs every forward first (all_warmup_microbatches), so every chunk is in flight.
       const double total = m * static_cast<double>(p.vpp);
+      if (p.num_micro_batches == p.pp) return m;
+      const double chunks = static_cast<double>((p.pp - stage - 1) * 2 + (p.vpp - 1) * p.pp + 1);
       return std::min(chunks, total) / static_cast<double>(p.vpp);
     }
   }
   return m;
 }
 
-std::vector<StageMemory> stage_memory(const ModelSpec& m, const JobSpec& j, const PlanSpec& p) {
-  const ParamBytes pb = param_bytes(j.bytes_per_param);
-  const double dp = static_cast<double>(p.dp);
-  const ShardShape sh = shard_shape(m, j, p);
-  const double e_scale = sh.act_bytes / 2;  // Korthikanti's formulas assume 16-bit activations
+double stage_activation_bytes_per_micro_batch(const ModelSpec& m, const JobSpec& j,
+                                              const PlanSpec& p) {
+  const double e_scale = shard_shape(m, j, p).act_bytes / 2;  // Korthikanti assumes 16-bit
   const int64_t layers = m.layers / p.pp;
   const int64_t recomputed =
       p.recompute == Recompute::full && p.recompute_layers > 0 ? p.recompute_layers : layers;
@@ -93,11 +93,23 @@ std::vector<StageMemory> stage_memory(const ModelSpec& m, const JobSpec& j, cons
       layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, p.recompute);
   const double per_layer_full =
       layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, Recompute::none);
-  const double per_mb_stash =
-      p.recompute == Recompute::full
-          ? static_cast<double>(recomputed) * per_layer_kept +
-                static_cast<double>(layers - recomputed) * per_layer_full
-          : static_cast<double>(layers) * per_layer_kept;
+  const double stash = p.recompute == Recompute::full
+                           ? static_cast<double>(recomputed) * per_layer_kept +
+                                 static_cast<double>(layers - recomputed) * per_layer_full
+                           : static_cast<double>(layers) * per_layer_kept;
+  return stash * e_scale;
+}
+
+std::vector<StageMemory> stage_memory(const ModelSpec& m, const JobSpec& j, const PlanSpec& p) {
+  const ParamBytes pb = param_bytes(j.bytes_per_param);
+  const double dp = static_cast<double>(p.dp);
+  const ShardShape sh = shard_shape(m, j, p);
+  const double e_scale = sh.act_bytes / 2;  // Korthikanti's formulas assume 16-bit activations
+  const double per_layer_kept =
+      layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, p.recompute);
+  const double per_layer_full =
+      layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, Recompute::none);
+  const double per_mb_stash = stage_activation_bytes_per_micro_batch(m, j, p);
 
   const double t = static_cast<double>(p.tp);
   const double sbh = static_cast<double>(p.micro_batch * m.seq_len * m.hidden);
@@ -112,7 +124,7 @@ std::vector<StageMemory> stage_memory(const ModelSpec& m, const JobSpec& j, cons
     sm.weights_bytes = sm.params * pb.weights / (p.zero >= 3 ? dp : 1);
     sm.grads_bytes = sm.params * pb.grads / (p.zero >= 2 ? dp : 1);
     sm.optimizer_bytes = sm.params * pb.optimizer / (p.zero >= 1 ? dp : 1);
-    sm.activations_bytes = per_mb_stash * in_flight_micro_batches(p, k) * e_scale;
+    sm.activations_bytes = per_mb_stash * in_flight_micro_batches(p, k);
 
     double buffers = 0;
     // Recompute working set: one layer's activations rebuilt during its backward.

@@ -224,3 +224,71 @@ TEST_CASE("presets list and show") {
   REQUIRE(s.code == 0);
   CHECK(nlohmann::json::parse(s.out)["peak_flops_per_s"]["bf16"].get<double>() == 312e12);
 }
+
+TEST_CASE("plan --json: plans best first with predict's fields, counts and search time") {
+  const Result r = run("plan --json --top 5");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["plans"].size() == 5);
+  for (const char* k : {"plans_evaluated", "plans_rejected", "search_time_s"}) CHECK(j.contains(k));
+  CHECK(j["plans_rejected"].contains("fits-in-memory"));
+  double prev = 0;
+  for (const auto& p : j["plans"]) {
+    CHECK(p.contains("iteration_time_s"));
+    CHECK(p.contains("mfu"));
+    CHECK(p["memory"].contains("per_stage"));
+    CHECK(p["plan"]["tp"].get<int>() * p["plan"]["pp"].get<int>() * p["plan"]["dp"].get<int>() ==
+          2240);
+    CHECK(p["ranking_time_s"].get<double>() >= prev);
+    prev = p["ranking_time_s"].get<double>();
+  }
+}
+
+TEST_CASE("plan --out writes the winner as a plan file") {
+  const auto path = (std::filesystem::temp_directory_path() /
+                     ("parallax_plan_out_" + std::to_string(getpid()) + ".json"))
+                        .string();
+  const Result r = run("plan --json --top 1 --out " + path);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const parallax::PlanFile f = parallax::read_plan_file(parallax::read_json_file(path), path);
+  CHECK(f.plan.tp == j["plans"][0]["plan"]["tp"].get<int64_t>());
+  CHECK(f.plan.micro_batch == j["plans"][0]["plan"]["micro_batch"].get<int64_t>());
+  CHECK(f.gpus == 2240);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("impossible plan requests end with one line and exit 2") {
+  struct Case {
+    const char* args;
+    const char* expect;
+  };
+  const Case cases[] = {
+      {"plan --gpus 10000", "has 4480 GPUs"},
+      {"plan --global-batch 7", "passes the rules"},
+      {"plan --model gpt-1t --gpus 8 --global-batch 8", "closest"},
+      {"plan --recompute-allowed sometimes", "--recompute-allowed"},
+      {"capacity --model gpt3-175b", "--tokens"},
+      {"capacity --tokens 1e9 --gpus-range 8:x:8", "--gpus-range"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.args);
+    const Result r = run(c.args);
+    CHECK(r.code == 2);
+    CHECK(lines(r.err) == 1);
+    CHECK(r.err.find(c.expect) != std::string::npos);
+  }
+}
+
+TEST_CASE("capacity --json: one row per GPU count with days, GPU-hours and cost") {
+  const Result r =
+      run("capacity --json --model gpt3-175b --tokens 300e9 --gpus 512,1024 --price 2");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["rows"].size() == 2);
+  for (const auto& row : j["rows"]) {
+    const double days = row["days"].get<double>();
+    CHECK(row["gpu_hours"].get<double>() == Approx(days * 24 * row["gpus"].get<double>()));
+    CHECK(row["cost_usd"].get<double>() == Approx(2 * row["gpu_hours"].get<double>()));
+  }
+}

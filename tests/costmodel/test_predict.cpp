@@ -45,9 +45,14 @@ TEST_CASE("the time breakdown adds up to the iteration time") {
 TEST_CASE("the 1F1B bubble is (pp-1)/m of the steady state; interleaving divides it by vpp") {
   Setup s;
   const Prediction a = predict(s.m, s.c, s.j, s.p, s.prof);
+  // The bubble is (pp-1)/m of the mean stage's steady state (stages differ by the embedding on
+  // the first and the logits on the last; the event simulator agrees with this arrangement).
+  double mean_stage_s = 0;
+  for (const StageTime& st : a.stage_times) mean_stage_s += st.total_s() / 35;
+  CHECK(a.time.bubble_s / (240 * mean_stage_s) == Approx(34.0 / 240).epsilon(1e-9));
+  // ... and within 5% of the critical (last, logits) stage's steady state.
   const double steady = a.time.compute_s + a.time.tp_comm_s;
-  // Stages differ only by the embedding (first) and logits (last), so within 2%.
-  CHECK(a.time.bubble_s / steady == Approx(34.0 / 240).epsilon(0.02));
+  CHECK(a.time.bubble_s / steady == Approx(34.0 / 240).epsilon(0.05));
   s.p.pp = 35;
   s.p.dp = 8;
   s.p.num_micro_batches = 240;

@@ -24,6 +24,7 @@ struct PlanSpec {
   std::string order = "tp-dp-pp";  // placement, innermost first
 
   int64_t gpus() const { return tp * pp * dp; }
+  bool operator==(const PlanSpec&) const = default;
 };
 
 const char* to_string(Recompute r);

@@ -31,6 +31,11 @@ double stage_params_per_rank(const ModelSpec& m, const PlanSpec& p, int64_t stag
 //   selective:    drop the 5 a s/h term                 full:      2 s b h  (÷ t with SP)
 double layer_activation_bytes(const ModelSpec& m, int64_t micro_batch, int64_t tp, bool sp,
                               Recompute r);
+// Activation bytes one micro-batch leaves stashed on a pipeline stage (all its layers, the
+// dtype's activation width) until its backward: the per-micro-batch unit of StageMemory's
+// activations. With vpp chunks each chunk holds 1/vpp of it.
+double stage_activation_bytes_per_micro_batch(const ModelSpec& m, const JobSpec& j,
+                                              const PlanSpec& p);
 // Micro-batches (each holding the stage's layers) in flight on a pipeline stage at the peak.
 //   gpipe: m; 1f1b: min(pp - k, m); interleaved: chunks in flight / vpp (Megatron-LM's warm-up).
 double in_flight_micro_batches(const PlanSpec& p, int64_t stage);

@@ -1,0 +1,61 @@
+// parallax export: launch files for a plan — Megatron-LM arguments, a DeepSpeed config, a SLURM
+// batch script, or an Open MPI hostfile and command.
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "parallax/core/atomic_file.hpp"
+#include "parallax/core/error.hpp"
+#include "parallax/core/json_reader.hpp"
+#include "parallax/export/deepspeed.hpp"
+#include "parallax/export/launchers.hpp"
+#include "parallax/export/megatron.hpp"
+
+namespace parallax::cli {
+namespace {
+
+struct ExportArgs {
+  std::string plan;
+  std::string format;
+  std::string out;
+  std::string launcher = "megatron";  // slurm: which program the script starts
+};
+
+void run_export(const ExportArgs& a) {
+  const PlanFile f = read_plan_file(read_json_file(a.plan), a.plan);
+  LaunchOptions lo;
+  lo.plan_path = a.plan;
+  std::string text;
+  if (a.format == "megatron") {
+    text = megatron_args_text(f);
+  } else if (a.format == "deepspeed") {
+    text = deepspeed_config(f).dump(2) + "\n";
+  } else if (a.format == "slurm") {
+    text = a.launcher == "parallax" ? slurm_parallax_script(f, lo) : slurm_megatron_script(f, lo);
+  } else {
+    text = mpirun_script(f, lo);
+  }
+  if (a.out.empty()) {
+    std::cout << text;
+  } else {
+    write_file_atomic(a.out, text);
+  }
+}
+
+}  // namespace
+
+void add_export_command(CLI::App& app) {
+  auto args = std::make_shared<ExportArgs>();
+  CLI::App* sub = app.add_subcommand("export", "launch files for a plan (Megatron-LM, DeepSpeed, SLURM, mpirun)");
+  sub->add_option("--plan", args->plan, "plan file (from plan --out or predict --out)")->required();
+  sub->add_option("--format", args->format, "megatron | deepspeed | slurm | mpirun")
+      ->required()
+      ->check(CLI::IsMember({"megatron", "deepspeed", "slurm", "mpirun"}));
+  sub->add_option("--launcher", args->launcher, "slurm only: megatron (torchrun) | parallax (mpirun)")
+      ->check(CLI::IsMember({"megatron", "parallax"}))
+      ->capture_default_str();
+  sub->add_option("--out", args->out, "write to this file (atomically) instead of stdout");
+  sub->callback([args] { run_export(*args); });
+}
+
+}  // namespace parallax::cli

@@ -1,0 +1,218 @@
+// parallax plan: search every plan that can run, rank them, explain, and write the winner.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "parallax/core/atomic_file.hpp"
+#include "parallax/core/error.hpp"
+#include "parallax/core/json_reader.hpp"
+#include "parallax/core/plan_file.hpp"
+#include "parallax/core/spec_json.hpp"
+#include "parallax/costmodel/prediction_json.hpp"
+#include "parallax/planner/planner.hpp"
+#include "parallax/planner/sensitivity.hpp"
+#include "parallax/planner/simulator_refiner.hpp"
+#include "plan_options.hpp"
+#include "prediction_text.hpp"
+#include "text_table.hpp"
+
+namespace parallax::cli {
+namespace {
+
+struct PlanArgs {
+  PlanOptions job;
+  int64_t top = 10;
+  int64_t simulate_top = 32;
+  bool explain = false;
+  bool sensitivity = false;
+  bool json = false;
+  SearchFlags search;
+  std::string out;
+  std::string compare;  // a plan file to compare the winner with
+  int threads = 0;
+};
+
+// A progress bar on stderr when it is a terminal and the search has run for over a second.
+Progress progress_bar() {
+  if (!isatty(fileno(stderr))) return {};
+  auto started = std::make_shared<double>(-1);
+  auto ticks = std::make_shared<int>(0);
+  return [started, ticks](int64_t done, int64_t total) {
+    if (++*ticks <= 10 && done < total) return;  // ~1 s at 100 ms per tick
+    std::fprintf(stderr, "\rplanning: %lld / %lld plans predicted", static_cast<long long>(done),
+                 static_cast<long long>(total));
+    if (done >= total) std::fprintf(stderr, "\n");
+  };
+}
+
+std::string plans_table(const SearchResult& res, int64_t top) {
+  TextTable t({"#", "tp", "pp", "vpp", "dp", "mbs", "m", "recompute", "sp", "zero", "iter s",
+               "model TF/s", "Megatron TF/s", "MFU", "peak GB", "headroom GB", "bubble"});
+  for (int64_t i = 0; i < top && i < static_cast<int64_t>(res.plans.size()); ++i) {
+    const RankedPlan& r = res.plans[static_cast<size_t>(i)];
+    const PlanSpec& p = r.plan;
+    const Prediction& pr = r.prediction;
+    // Throughput at the ranking time (the simulator's, when refined).
+    const double scale = pr.iteration_time_s / r.time_s;
+    t.add_row({std::to_string(i + 1), std::to_string(p.tp), std::to_string(p.pp),
+               std::to_string(p.vpp), std::to_string(p.dp), std::to_string(p.micro_batch),
+               std::to_string(p.num_micro_batches), to_string(p.recompute),
+               p.sequence_parallel ? "on" : "off", std::to_string(p.zero),
+               fmt(r.time_s, 3) + (r.refined ? "" : "*"), fmt(pr.model_tflops_per_gpu * scale, 1),
+               fmt(pr.megatron_tflops_per_gpu * scale, 1), fmt_pct(pr.mfu * scale), fmt(pr.peak_bytes / 1e9, 1),
+               fmt(r.headroom_bytes() / 1e9, 1), fmt_pct(pr.time.bubble_s / pr.iteration_time_s)});
+  }
+  return t.str();
+}
+
+std::string rejections_text(const SearchResult& res) {
+  std::string s = "rejected by reason:";
+  for (const auto& [k, v] : res.rejected_by_reason) s += " " + k + " " + std::to_string(v) + ";";
+  s += "\nrejected by rule:\n";
+  for (const auto& [k, v] : res.rejected_by_rule) s += "  " + k + ": " + std::to_string(v) + "\n";
+  return s;
+}
+
+nlohmann::json search_json(const SearchResult& res, int64_t top) {
+  nlohmann::json plans = nlohmann::json::array();
+  for (int64_t i = 0; i < top && i < static_cast<int64_t>(res.plans.size()); ++i) {
+    const RankedPlan& r = res.plans[static_cast<size_t>(i)];
+    nlohmann::json j = to_json(r.prediction);
+    j["plan"] = to_json(r.plan);
+    j["ranking_time_s"] = r.time_s;
+    j["refined_by_simulator"] = r.refined;
+    plans.push_back(j);
+  }
+  nlohmann::json j;
+  j["plans"] = plans;
+  j["plans_considered"] = res.considered;
+  j["plans_evaluated"] = res.evaluated;
+  j["plans_fitting"] = res.plans.size();
+  j["plans_rejected"] = res.rejected_by_rule;
+  j["plans_rejected_by_reason"] = res.rejected_by_reason;
+  j["search_time_s"] = res.search_time_s;
+  return j;
+}
+
+[[noreturn]] void no_plan(const SearchResult& res, const PlannerInputs& in) {
+  std::string why;
+  if (res.closest) {
+    const Prediction& p = res.closest->prediction;
+    why = "no admitted plan fits in memory; closest: " + plan_line(res.closest->plan) + " needs " +
+          fmt_gb(p.peak_bytes + p.reserve_bytes) + " of " + fmt_gb(p.capacity_bytes);
+  } else {
+    std::string rules;
+    for (const auto& [k, v] : res.rejected_by_rule) rules += (rules.empty() ? "" : ", ") + k;
+    why = "no plan for " + std::to_string(in.gpus) + " GPUs passes the rules (" + rules + ")";
+  }
+  throw InputError("command line", "--gpus", why);
+}
+
+void run_plan(const PlanArgs& a) {
+  const ResolvedJob rj = resolve_job(a.job);
+  PlannerInputs in;
+  in.model = rj.model;
+  in.cluster = rj.cluster;
+  in.job = rj.job;
+  in.gpus = rj.gpus;
+  in.profile = rj.profile;
+  in.options = search_options(a.search);
+  in.top_k = a.simulate_top;
+  in.threads = a.threads;
+  const SearchResult res = search_plans(in, in.top_k > 0 ? simulator_refiner(in) : Refiner{},
+                                        a.json ? Progress{} : progress_bar());
+  if (a.explain && res.plans.empty()) std::cerr << rejections_text(res);
+  if (res.plans.empty()) no_plan(res, in);
+
+  const RankedPlan& win = res.plans.front();
+  if (!a.out.empty()) {
+    PlanFile f{in.model, in.cluster, in.job, win.plan, in.gpus};
+    write_file_atomic(a.out, to_json(f).dump(2) + "\n");
+  }
+  std::optional<RankedPlan> compared;
+  if (!a.compare.empty()) {
+    const PlanFile f = read_plan_file(read_json_file(a.compare), a.compare);
+    RankedPlan r;
+    r.plan = f.plan;
+    r.prediction = predict(in.model, in.cluster, in.job, f.plan, in.profile);
+    r.time_s = r.prediction.iteration_time_s;
+    compared = r;
+  }
+  std::optional<SensitivityReport> sens;
+  if (a.sensitivity) sens = sensitivity_analysis(in, res);
+
+  if (a.json) {
+    nlohmann::json j = search_json(res, a.top);
+    if (compared) j["compared"] = {{"plan", to_json(compared->plan)},
+                                   {"iteration_time_s", compared->time_s},
+                                   {"why_winner_is_faster", explain_difference(win, *compared)}};
+    if (sens) {
+      nlohmann::json cases = nlohmann::json::array();
+      for (const auto& c : sens->cases) {
+        cases.push_back({{"perturbation", c.perturbation.name},
+                         {"winner_rank", c.winner_rank + 1},
+                         {"best_plan", to_json(c.best.plan)},
+                         {"best_iteration_time_s", c.best.time_s}});
+      }
+      j["sensitivity"] = {{"cases", cases}, {"winner_stays_top3", sens->winner_stays_top3}};
+    }
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  std::cout << inputs_header(in.model, in.cluster, in.gpus, in.job, in.profile.name) << '\n'
+            << "top plans of " << res.plans.size() << " that fit (" << res.evaluated
+            << " admitted and predicted, " << res.considered << " considered, top "
+            << in.top_k << " simulated, in " << fmt(res.search_time_s, 3)
+            << " s; * = analytic time, not simulated)\n"
+            << plans_table(res, a.top) << '\n'
+            << "winner: " << plan_line(win.plan) << "\n\n"
+            << throughput_table(win.prediction) << '\n'
+            << time_table(win.prediction) << '\n'
+            << memory_section(win.prediction, win.plan);
+  if (a.explain) {
+    std::cout << '\n' << rejections_text(res);
+    if (res.plans.size() > 1) {
+      std::cout << "winner vs #2: " << explain_difference(win, res.plans[1]) << '\n';
+    }
+  }
+  if (compared) {
+    std::cout << "\nwinner vs " << a.compare << ": " << explain_difference(win, *compared) << '\n';
+  }
+  if (sens) {
+    TextTable t({"perturbation", "winner's rank", "best plan under it", "iter s"});
+    for (const auto& c : sens->cases) {
+      t.add_row({c.perturbation.name, std::to_string(c.winner_rank + 1), plan_line(c.best.plan),
+                 fmt(c.best.time_s, 3)});
+    }
+    std::cout << "\nsensitivity (compute, NVLink, network +-20%):\n"
+              << t.str() << "winner stays in the top 3 in every case: "
+              << (sens->winner_stays_top3 ? "yes" : "NO") << '\n';
+  }
+  if (!a.out.empty()) std::cout << "\nwrote " << a.out << '\n';
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app) {
+  auto args = std::make_shared<PlanArgs>();
+  CLI::App* sub = app.add_subcommand("plan", "search, rank and explain every plan that can run");
+  add_job_options(*sub, args->job);
+  sub->add_option("--top", args->top, "plans to show")->capture_default_str()->check(CLI::Range(1, 100000));
+  sub->add_option("--simulate-top", args->simulate_top, "plans re-evaluated by the simulator")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
+  sub->add_flag("--explain", args->explain, "rejections per rule and reason; why the winner wins");
+  sub->add_flag("--sensitivity", args->sensitivity, "perturb compute, NVLink, network by +-20%");
+  add_search_flags(*sub, args->search);
+  sub->add_option("--compare", args->compare, "plan file (e.g. from predict --out) to compare with");
+  sub->add_option("--threads", args->threads, "worker threads (0 = all cores)")
+      ->check(CLI::Range(0, 1024));
+  sub->add_flag("--json", args->json, "print JSON");
+  sub->add_option("--out", args->out, "write the winner's plan file");
+  sub->callback([args] { run_plan(*args); });
+}
+
+}  // namespace parallax::cli

@@ -1,0 +1,23 @@
+#pragma once
+// Launch files: a SLURM batch script (Megatron-LM through torchrun, or `parallax run` through
+// mpirun) and an Open MPI hostfile + command for `parallax run`.
+#include <string>
+
+#include "parallax/core/plan_file.hpp"
+
+namespace parallax {
+
+struct LaunchOptions {
+  std::string plan_path = "plan.json";  // the plan file the launched job reads
+  std::string job_name = "parallax";
+  std::string host_prefix = "node";     // hostfile names: node001, node002, ...
+};
+
+// Nodes the plan needs on its cluster (GPUs / GPUs per node, rounded up).
+int64_t plan_nodes(const PlanFile& f);
+
+std::string slurm_megatron_script(const PlanFile& f, const LaunchOptions& o);
+std::string slurm_parallax_script(const PlanFile& f, const LaunchOptions& o);
+std::string mpirun_script(const PlanFile& f, const LaunchOptions& o);
+
+}  // namespace parallax

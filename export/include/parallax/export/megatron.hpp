@@ -1,0 +1,25 @@
+#pragma once
+// Megatron-LM command-line arguments for a plan (the exact argument names of current Megatron-LM's
+// megatron/training/arguments.py), and the reverse: arguments back to a plan, so a round trip is
+// checkable. Never emits the derived --virtual-pipeline-model-parallel-size.
+#include <string>
+#include <vector>
+
+#include "parallax/core/plan_file.hpp"
+
+namespace parallax {
+
+// Throws InputError("export", "--format", reason) for what Megatron-LM cannot run
+// (ZeRO-2/3, GPipe, ALiBi positions).
+std::vector<std::string> megatron_args(const PlanFile& f);
+
+// One argument per line with shell continuations, ready to paste after pretrain_gpt.py.
+std::string megatron_args_text(const PlanFile& f);
+
+// Parses arguments (as megatron_args emits them; backslashes and newlines are ignored) back into
+// the model shape, job batch/dtype and parallel settings. Cluster and GPU count are not in the
+// arguments: they are taken from `base`.
+PlanFile parse_megatron_args(const std::vector<std::string>& args, const PlanFile& base);
+std::vector<std::string> split_args(const std::string& text);
+
+}  // namespace parallax

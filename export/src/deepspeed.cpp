@@ -1,0 +1,35 @@
+#include "parallax/export/deepspeed.hpp"
+
+#include "parallax/core/error.hpp"
+
+namespace parallax {
+
+nlohmann::json deepspeed_config(const PlanFile& f) {
+  const PlanSpec& p = f.plan;
+  auto refuse = [](const std::string& why) {
+    throw InputError("export", "--format deepspeed", why);
+  };
+  if (p.zero >= 2 && p.pp > 1) {
+    refuse("DeepSpeed does not run ZeRO-2/3 with pipeline parallelism (zero " +
+           std::to_string(p.zero) + ", pp " + std::to_string(p.pp) + ")");
+  }
+  if (p.schedule == Schedule::interleaved) refuse("DeepSpeed's pipeline engine has no interleaved schedule");
+  if (p.schedule == Schedule::gpipe) refuse("DeepSpeed's pipeline engine runs 1F1B, not GPipe");
+  nlohmann::json j;
+  j["train_batch_size"] = p.micro_batch * p.num_micro_batches * p.dp;
+  j["train_micro_batch_size_per_gpu"] = p.micro_batch;
+  j["gradient_accumulation_steps"] = p.num_micro_batches;
+  j["zero_optimization"] = {{"stage", p.zero}};
+  j["bf16"] = {{"enabled", f.job.dtype == Dtype::bf16}};
+  j["fp16"] = {{"enabled", f.job.dtype == Dtype::fp16}};
+  j["gradient_clipping"] = 1.0;
+  j["steps_per_print"] = 10;
+  if (p.recompute != Recompute::none) {
+    j["activation_checkpointing"] = {{"partition_activations", p.sequence_parallel},
+                                     {"contiguous_memory_optimization", false},
+                                     {"cpu_checkpointing", false}};
+  }
+  return j;
+}
+
+}  // namespace parallax

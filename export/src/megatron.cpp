@@ -1,0 +1,178 @@
+#include "parallax/export/megatron.hpp"
+
+#include <map>
+#include <sstream>
+
+#include "parallax/core/error.hpp"
+#include "parallax/core/spec_json.hpp"
+
+namespace parallax {
+namespace {
+
+[[noreturn]] void refuse(const std::string& why) {
+  throw InputError("export", "--format megatron", why);
+}
+
+void add(std::vector<std::string>& a, const std::string& flag, int64_t v) {
+  a.push_back(flag);
+  a.push_back(std::to_string(v));
+}
+
+}  // namespace
+
+std::vector<std::string> megatron_args(const PlanFile& f) {
+  const ModelSpec& m = f.model;
+  const PlanSpec& p = f.plan;
+  if (p.zero >= 2) refuse("Megatron-LM has no ZeRO-2/3 (zero " + std::to_string(p.zero) + "); export for deepspeed");
+  if (p.schedule == Schedule::gpipe) refuse("Megatron-LM runs 1F1B, not GPipe");
+  if (m.position == Position::alibi) refuse("Megatron-LM has no ALiBi position embedding");
+  if (f.job.dtype == Dtype::fp8) refuse("fp8 training needs Transformer Engine flags this export does not write");
+  std::vector<std::string> a;
+  add(a, "--tensor-model-parallel-size", p.tp);
+  add(a, "--pipeline-model-parallel-size", p.pp);
+  if (p.vpp > 1) add(a, "--num-layers-per-virtual-pipeline-stage", m.layers / (p.pp * p.vpp));
+  if (p.sequence_parallel) a.push_back("--sequence-parallel");
+  add(a, "--micro-batch-size", p.micro_batch);
+  add(a, "--global-batch-size", f.job.global_batch);
+  if (p.recompute == Recompute::selective) {
+    a.insert(a.end(), {"--recompute-granularity", "selective"});
+  } else if (p.recompute == Recompute::full) {
+    a.insert(a.end(), {"--recompute-granularity", "full"});
+    // Every layer of a stage: checkpoint each layer's input ("uniform", one layer per chunk);
+    // only the first K layers of each stage: "block" with K.
+    if (p.recompute_layers > 0) {
+      a.insert(a.end(), {"--recompute-method", "block"});
+      add(a, "--recompute-num-layers", p.recompute_layers);
+    } else {
+      a.insert(a.end(), {"--recompute-method", "uniform"});
+      add(a, "--recompute-num-layers", 1);
+    }
+  }
+  if (p.zero == 1) a.push_back("--use-distributed-optimizer");
+  add(a, "--num-layers", m.layers);
+  add(a, "--hidden-size", m.hidden);
+  add(a, "--num-attention-heads", m.heads);
+  if (m.kv_heads != m.heads) {
+    a.push_back("--group-query-attention");
+    add(a, "--num-query-groups", m.kv_heads);
+  }
+  add(a, "--seq-length", m.seq_len);
+  add(a, "--max-position-embeddings", m.seq_len);
+  add(a, "--ffn-hidden-size", m.ffn_hidden);
+  add(a, "--vocab-size", m.vocab);
+  if (m.activation == Activation::swiglu) a.push_back("--swiglu");
+  a.insert(a.end(), {"--position-embedding-type",
+                     m.position == Position::rope ? "rope" : "learned_absolute"});
+  a.insert(a.end(), {"--normalization", m.norm == Norm::rmsnorm ? "RMSNorm" : "LayerNorm"});
+  if (!m.tied_embeddings) a.push_back("--untie-embeddings-and-output-weights");
+  if (f.job.dtype == Dtype::bf16) a.push_back("--bf16");
+  if (f.job.dtype == Dtype::fp16) a.push_back("--fp16");
+  if (f.job.tokens > 0) {
+    const double per_iter = static_cast<double>(f.job.global_batch * m.seq_len);
+    add(a, "--train-iters", static_cast<int64_t>((f.job.tokens + per_iter - 1) / per_iter));
+  }
+  return a;
+}
+
+std::string megatron_args_text(const PlanFile& f) {
+  const std::vector<std::string> a = megatron_args(f);
+  std::string out;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const bool flag = a[i].rfind("--", 0) == 0;
+    if (flag && i > 0) out += " \\\n";
+    out += (flag ? "" : " ") + a[i];
+  }
+  return out + "\n";
+}
+
+std::vector<std::string> split_args(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream ss(text);
+  std::string tok;
+  while (ss >> tok) {
+    if (tok != "\\") out.push_back(tok);
+  }
+  return out;
+}
+
+PlanFile parse_megatron_args(const std::vector<std::string>& args, const PlanFile& base) {
+  PlanFile f = base;
+  ModelSpec& m = f.model;
+  PlanSpec& p = f.plan;
+  p = PlanSpec{};
+  p.order = base.plan.order;
+  m.activation = Activation::gelu;
+  m.norm = Norm::layernorm;
+  m.position = Position::learned;
+  m.tied_embeddings = true;
+  f.job.dtype = Dtype::fp32;
+  std::map<std::string, std::string> kv;
+  int64_t layers_per_virtual = 0;
+  bool gqa = false;
+  std::string recompute_method;
+  int64_t recompute_num_layers = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw InputError("megatron args", a, "needs a value");
+      return args[++i];
+    };
+    auto integer = [&]() -> int64_t {
+      const std::string v = value();
+      try {
+        size_t used = 0;
+        const long long x = std::stoll(v, &used);
+        if (used != v.size()) throw std::invalid_argument(v);
+        return static_cast<int64_t>(x);
+      } catch (const std::exception&) {
+        throw InputError("megatron args", a, "must be an integer (got \"" + v + "\")");
+      }
+    };
+    if (a == "--tensor-model-parallel-size") p.tp = integer();
+    else if (a == "--pipeline-model-parallel-size") p.pp = integer();
+    else if (a == "--num-layers-per-virtual-pipeline-stage") layers_per_virtual = integer();
+    else if (a == "--sequence-parallel") p.sequence_parallel = true;
+    else if (a == "--micro-batch-size") p.micro_batch = integer();
+    else if (a == "--global-batch-size") f.job.global_batch = integer();
+    else if (a == "--recompute-granularity") {
+      const std::string g = value();
+      p.recompute = g == "full" ? Recompute::full : g == "selective" ? Recompute::selective
+                                                                     : throw InputError("megatron args", a, "must be full or selective");
+    } else if (a == "--recompute-method") recompute_method = value();
+    else if (a == "--recompute-num-layers") recompute_num_layers = integer();
+    else if (a == "--use-distributed-optimizer") p.zero = 1;
+    else if (a == "--num-layers") m.layers = integer();
+    else if (a == "--hidden-size") m.hidden = integer();
+    else if (a == "--num-attention-heads") m.heads = integer();
+    else if (a == "--group-query-attention") gqa = true;
+    else if (a == "--num-query-groups") m.kv_heads = integer();
+    else if (a == "--seq-length") m.seq_len = integer();
+    else if (a == "--max-position-embeddings") integer();
+    else if (a == "--ffn-hidden-size") m.ffn_hidden = integer();
+    else if (a == "--vocab-size") m.vocab = integer();
+    else if (a == "--swiglu") m.activation = Activation::swiglu;
+    else if (a == "--position-embedding-type") {
+      m.position = value() == "rope" ? Position::rope : Position::learned;
+    } else if (a == "--normalization") {
+      m.norm = value() == "RMSNorm" ? Norm::rmsnorm : Norm::layernorm;
+    } else if (a == "--untie-embeddings-and-output-weights") m.tied_embeddings = false;
+    else if (a == "--bf16") f.job.dtype = Dtype::bf16;
+    else if (a == "--fp16") f.job.dtype = Dtype::fp16;
+    else if (a == "--train-iters") {
+      f.job.tokens = static_cast<double>(integer() * f.job.global_batch * m.seq_len);
+    } else {
+      throw InputError("megatron args", a, "unknown argument");
+    }
+  }
+  if (!gqa) m.kv_heads = m.heads;
+  if (p.recompute == Recompute::full && recompute_method == "block") {
+    p.recompute_layers = recompute_num_layers;
+  }
+  p.vpp = layers_per_virtual > 0 ? m.layers / (p.pp * layers_per_virtual) : 1;
+  p.schedule = p.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+  p.dp = f.gpus / (p.tp * p.pp);
+  p.num_micro_batches = f.job.global_batch / (p.micro_batch * p.dp);
+  return f;
+}
+
+}  // namespace parallax

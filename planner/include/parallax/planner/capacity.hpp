@@ -1,0 +1,68 @@
+#pragma once
+// Capacity planning on top of the planner: GPUs vs days vs cost for a job's tokens, and "which model
+// can we train with H GPU-hours" over a family of GPT shapes.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "parallax/planner/planner.hpp"
+
+namespace parallax {
+
+struct CapacityRow {
+  int64_t gpus = 0;
+  std::optional<RankedPlan> best;
+  std::string no_plan_reason;  // when best is empty
+  double days = 0;
+  double gpu_hours = 0;
+  double cost_usd = 0;            // 0 when no price was given
+  double scaling_efficiency = 0;  // per-GPU throughput relative to the first row with a plan
+  bool knee = false;              // first row whose scaling efficiency falls below 80%
+};
+
+// `base.gpus` is ignored; one search per GPU count.
+std::vector<CapacityRow> capacity_sweep(const PlannerInputs& base,
+                                        const std::vector<int64_t>& gpu_counts, double tokens,
+                                        double price_per_gpu_hour_usd);
+
+// Days to train `tokens` with a predicted plan.
+double days_to_train(const RankedPlan& r, double tokens, int64_t seq_len, int64_t global_batch);
+
+struct FamilyMember {
+  ModelSpec model;
+  double params = 0;
+};
+
+// The members of a family preset (presets/families/NAME.json), smallest first.
+std::vector<FamilyMember> model_family(const std::string& name);
+
+struct BudgetInputs {
+  ClusterSpec cluster;
+  JobSpec job;  // global batch, dtype, framework; tokens ignored
+  EfficiencyProfile profile;
+  SearchOptions options;
+  double budget_gpu_hours = 0;
+  double tokens = 0;            // fixed token count; 0 = tokens_per_param * params
+  double tokens_per_param = 20;
+  double max_days = 180;        // GPU counts that would take longer are not used
+  std::string family = "megatron-gpt";
+};
+
+struct BudgetCandidate {
+  FamilyMember member;
+  double tokens = 0;
+  int64_t gpus = 0;
+  std::optional<RankedPlan> plan;
+  double gpu_hours = 0;
+  double days = 0;
+};
+
+struct BudgetAnswer {
+  std::optional<BudgetCandidate> answer;      // largest member within the budget
+  std::optional<BudgetCandidate> next_larger;  // the member after it (over budget, or no plan)
+};
+
+BudgetAnswer budget_search(const BudgetInputs& in);
+
+}  // namespace parallax

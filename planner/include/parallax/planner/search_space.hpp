@@ -1,0 +1,56 @@
+#pragma once
+// The plans the planner considers, and the named rules that admit or reject them (DESIGN.md §7).
+// Every candidate is either admitted or rejected by exactly one rule (the first it breaks), so
+// `--explain` can count rejections per rule and per reason.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "parallax/core/cluster_spec.hpp"
+#include "parallax/core/job_spec.hpp"
+#include "parallax/core/model_spec.hpp"
+#include "parallax/core/plan_spec.hpp"
+
+namespace parallax {
+
+enum class RejectReason { divisibility, trainer_rule, topology, memory };
+const char* to_string(RejectReason r);
+
+struct SearchOptions {
+  bool allow_cross_node_tp = false;  // TP groups larger than a node
+  bool allow_all = false;            // admit plans no existing trainer runs (trainer rules off)
+  std::vector<Recompute> recompute = {Recompute::none, Recompute::selective, Recompute::full};
+  std::vector<int64_t> zero = {0, 1, 2, 3};
+  bool sequence_parallel = true;     // consider SP when tp > 1
+  int64_t max_micro_batch = 64;      // largest micro-batch size considered
+  int64_t force_tp = 0;              // 0 = search
+  int64_t force_pp = 0;
+};
+
+struct Rule {
+  const char* name;
+  RejectReason reason;
+  const char* text;  // what must hold
+};
+
+// The rule catalogue, in the order they are checked.
+const std::vector<Rule>& plan_rules();
+
+struct Candidates {
+  std::vector<PlanSpec> admitted;                 // before the memory filter
+  std::map<std::string, int64_t> rejected_by_rule;
+  std::map<std::string, int64_t> rejected_by_reason;
+  int64_t considered = 0;
+};
+
+// Enumerates tp x pp x dp x micro-batch x schedule/vpp x recompute x SP x ZeRO for `gpus` GPUs.
+Candidates enumerate_plans(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j,
+                           int64_t gpus, const SearchOptions& o);
+
+// The first rule the plan breaks, or nullptr when admitted (memory is checked by the caller).
+const Rule* first_broken_rule(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j,
+                              const PlanSpec& p, int64_t gpus, const SearchOptions& o);
+
+}  // namespace parallax

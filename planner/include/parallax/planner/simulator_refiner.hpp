@@ -1,0 +1,10 @@
+#pragma once
+// The planner's refiner backed by the event simulator: a candidate's iteration time played event by
+// event over its schedule table (same costs as the analytic model, faithful arrangement).
+#include "parallax/planner/planner.hpp"
+
+namespace parallax {
+
+Refiner simulator_refiner(const PlannerInputs& in);
+
+}  // namespace parallax

@@ -1,0 +1,130 @@
+#include "parallax/planner/planner.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+
+namespace parallax {
+namespace {
+
+bool better(const RankedPlan& a, const RankedPlan& b) {
+  // Equal within a part per billion counts as a tie; the plan with more memory headroom wins it.
+  if (std::fabs(a.time_s - b.time_s) > 1e-9 * std::max(a.time_s, b.time_s)) {
+    return a.time_s < b.time_s;
+  }
+  return a.headroom_bytes() > b.headroom_bytes();
+}
+
+std::vector<RankedPlan> predict_all(const PlannerInputs& in, const std::vector<PlanSpec>& plans,
+                                    const Progress& progress) {
+  std::vector<RankedPlan> out(plans.size());
+  std::atomic<int64_t> next{0};
+  std::atomic<int64_t> done{0};
+  const int64_t total = static_cast<int64_t>(plans.size());
+  auto worker = [&] {
+    for (int64_t i = next++; i < total; i = next++) {
+      RankedPlan& r = out[static_cast<size_t>(i)];
+      r.plan = plans[static_cast<size_t>(i)];
+      r.prediction = predict(in.model, in.cluster, in.job, r.plan, in.profile);
+      r.time_s = r.prediction.iteration_time_s;
+      ++done;
+    }
+  };
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned n = in.threads > 0 ? static_cast<unsigned>(in.threads) : hw;
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < n; ++t) pool.emplace_back(worker);
+  if (progress) {
+    // The calling thread reports progress while the pool works, then joins the work.
+    while (done.load() < total && pool.size() > 0) {
+      progress(done.load(), total);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  worker();
+  for (auto& t : pool) t.join();
+  if (progress) progress(total, total);
+  return out;
+}
+
+}  // namespace
+
+SearchResult search_plans(const PlannerInputs& in, const Refiner& refine,
+                          const Progress& progress) {
+  const auto t0 = std::chrono::steady_clock::now();
+  SearchResult res;
+  Candidates cands = enumerate_plans(in.model, in.cluster, in.job, in.gpus, in.options);
+  res.considered = cands.considered;
+  res.rejected_by_rule = std::move(cands.rejected_by_rule);
+  res.rejected_by_reason = std::move(cands.rejected_by_reason);
+  res.evaluated = static_cast<int64_t>(cands.admitted.size());
+
+  std::vector<RankedPlan> all = predict_all(in, cands.admitted, progress);
+  for (RankedPlan& r : all) {
+    if (r.prediction.fits) {
+      res.plans.push_back(std::move(r));
+      continue;
+    }
+    ++res.rejected_by_rule[kMemoryRule];
+    ++res.rejected_by_reason[to_string(RejectReason::memory)];
+    const double over = r.prediction.peak_bytes + r.prediction.reserve_bytes;
+    if (!res.closest || over < res.closest->prediction.peak_bytes + res.closest->prediction.reserve_bytes) {
+      res.closest = r;
+    }
+  }
+  std::sort(res.plans.begin(), res.plans.end(), better);
+  if (refine) {
+    const size_t k = std::min(res.plans.size(), static_cast<size_t>(std::max<int64_t>(0, in.top_k)));
+    for (size_t i = 0; i < k; ++i) {
+      res.plans[i].time_s = refine(res.plans[i].plan, res.plans[i].prediction);
+      res.plans[i].refined = true;
+    }
+    std::sort(res.plans.begin(), res.plans.begin() + static_cast<std::ptrdiff_t>(k), better);
+  }
+  res.search_time_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+std::string explain_difference(const RankedPlan& a, const RankedPlan& b) {
+  char buf[256];
+  std::string out;
+  std::snprintf(buf, sizeof buf, "%.3f s vs %.3f s per iteration (%.1f%% faster):", a.time_s,
+                b.time_s, (b.time_s - a.time_s) / b.time_s * 100);
+  out += buf;
+  const TimeBreakdown& x = a.prediction.time;
+  const TimeBreakdown& y = b.prediction.time;
+  const std::pair<const char*, double> parts[] = {
+      {"compute", x.compute_s - y.compute_s},     {"TP comm", x.tp_comm_s - y.tp_comm_s},
+      {"PP p2p", x.pp_comm_s - y.pp_comm_s},      {"bubble", x.bubble_s - y.bubble_s},
+      {"DP comm", x.dp_comm_exposed_s - y.dp_comm_exposed_s},
+      {"optimizer", x.optimizer_s - y.optimizer_s}};
+  for (const auto& [name, d] : parts) {
+    if (std::fabs(d) < 1e-3 * b.time_s) continue;
+    std::snprintf(buf, sizeof buf, " %s %+.3f s;", name, d);
+    out += buf;
+  }
+  const PlanSpec& p = a.plan;
+  const PlanSpec& q = b.plan;
+  std::string fields;
+  auto diff = [&](const char* name, const std::string& u, const std::string& v) {
+    if (u != v) fields += std::string(" ") + name + " " + u + " vs " + v + ";";
+  };
+  diff("tp", std::to_string(p.tp), std::to_string(q.tp));
+  diff("pp", std::to_string(p.pp), std::to_string(q.pp));
+  diff("dp", std::to_string(p.dp), std::to_string(q.dp));
+  diff("vpp", std::to_string(p.vpp), std::to_string(q.vpp));
+  diff("micro-batch", std::to_string(p.micro_batch), std::to_string(q.micro_batch));
+  diff("schedule", to_string(p.schedule), to_string(q.schedule));
+  diff("recompute", to_string(p.recompute), to_string(q.recompute));
+  diff("sp", p.sequence_parallel ? "on" : "off", q.sequence_parallel ? "on" : "off");
+  diff("zero", std::to_string(p.zero), std::to_string(q.zero));
+  if (!fields.empty()) out += " plan:" + fields;
+  if (!out.empty() && out.back() == ';') out.pop_back();
+  return out;
+}
+
+}  // namespace parallax

@@ -1,0 +1,152 @@
+#include "parallax/planner/search_space.hpp"
+
+#include <algorithm>
+
+namespace parallax {
+namespace {
+
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> d;
+  for (int64_t i = 1; i * i <= n; ++i) {
+    if (n % i == 0) {
+      d.push_back(i);
+      if (i != n / i) d.push_back(n / i);
+    }
+  }
+  std::sort(d.begin(), d.end());
+  return d;
+}
+
+enum RuleId {
+  kTpHeads,
+  kTpKvHeads,
+  kTpFfn,
+  kTpNode,
+  kPpLayers,
+  kBatchDp,
+  kSpSeq,
+  kVppLayers,
+  kInterleavedM,
+  kGpipe,
+  kZeroPp,
+  kRuleCount
+};
+
+}  // namespace
+
+const char* to_string(RejectReason r) {
+  switch (r) {
+    case RejectReason::divisibility: return "divisibility";
+    case RejectReason::trainer_rule: return "trainer rule";
+    case RejectReason::topology: return "topology";
+    case RejectReason::memory: return "memory";
+  }
+  return "?";
+}
+
+const std::vector<Rule>& plan_rules() {
+  static const std::vector<Rule> rules = {
+      {"tp-divides-heads", RejectReason::divisibility, "attention heads % tp == 0"},
+      {"tp-divides-kv-heads", RejectReason::divisibility, "kv heads % tp == 0"},
+      {"tp-divides-ffn", RejectReason::divisibility, "ffn_hidden % tp == 0"},
+      {"tp-within-node", RejectReason::topology,
+       "tp <= GPUs per node (TP all-reduces stay on NVLink; --allow-cross-node-tp)"},
+      {"pp-divides-layers", RejectReason::divisibility, "layers % pp == 0"},
+      {"dp-divides-batch", RejectReason::divisibility, "global batch % (dp * micro-batch) == 0"},
+      {"sp-divides-seq", RejectReason::divisibility, "seq_len % tp == 0 with sequence parallelism"},
+      {"vpp-divides-stage", RejectReason::divisibility, "layers % (pp * vpp) == 0"},
+      {"interleaved-m-multiple-of-pp", RejectReason::trainer_rule,
+       "Megatron-LM interleaving needs micro-batches % pp == 0"},
+      {"gpipe-not-in-trainers", RejectReason::trainer_rule,
+       "Megatron-LM and DeepSpeed run 1F1B, not GPipe (--allow-all admits it)"},
+      {"zero23-needs-pp1", RejectReason::trainer_rule,
+       "ZeRO-2/3 do not run with pipeline parallelism (Megatron-LM, DeepSpeed)"},
+  };
+  return rules;
+}
+
+const Rule* first_broken_rule(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j,
+                              const PlanSpec& p, int64_t gpus, const SearchOptions& o) {
+  const auto& r = plan_rules();
+  (void)gpus;
+  if (m.heads % p.tp != 0) return &r[kTpHeads];
+  if (m.kv_heads % p.tp != 0) return &r[kTpKvHeads];
+  if (m.ffn_hidden % p.tp != 0) return &r[kTpFfn];
+  if (!o.allow_cross_node_tp && p.tp > c.gpus_per_node) return &r[kTpNode];
+  if (m.layers % p.pp != 0) return &r[kPpLayers];
+  if (j.global_batch % (p.dp * p.micro_batch) != 0) return &r[kBatchDp];
+  if (p.sequence_parallel && m.seq_len % p.tp != 0) return &r[kSpSeq];
+  if (m.layers % (p.pp * p.vpp) != 0) return &r[kVppLayers];
+  if (p.schedule == Schedule::interleaved && p.num_micro_batches % p.pp != 0) {
+    return &r[kInterleavedM];
+  }
+  if (!o.allow_all && p.schedule == Schedule::gpipe) return &r[kGpipe];
+  if (!o.allow_all && p.zero >= 2 && p.pp > 1) return &r[kZeroPp];
+  return nullptr;
+}
+
+Candidates enumerate_plans(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j,
+                           int64_t gpus, const SearchOptions& o) {
+  Candidates out;
+  auto reject = [&](const Rule* rule) {
+    ++out.rejected_by_rule[rule->name];
+    ++out.rejected_by_reason[to_string(rule->reason)];
+  };
+  for (int64_t tp : divisors(gpus)) {
+    if (tp > m.heads) break;
+    if (o.force_tp > 0 && tp != o.force_tp) continue;
+    for (int64_t pp : divisors(gpus / tp)) {
+      if (pp > m.layers) break;
+      if (o.force_pp > 0 && pp != o.force_pp) continue;
+      const int64_t dp = gpus / (tp * pp);
+      PlanSpec base;
+      base.tp = tp;
+      base.pp = pp;
+      base.dp = dp;
+      // Plans rejected before the micro-batch is chosen count once per (tp, pp).
+      if (const Rule* r = first_broken_rule(m, c, j, base, gpus, o)) {
+        ++out.considered;
+        reject(r);
+        continue;
+      }
+      const int64_t per_replica = j.global_batch / dp;
+      for (int64_t mbs : divisors(per_replica)) {
+        if (mbs > o.max_micro_batch) break;
+        base.micro_batch = mbs;
+        base.num_micro_batches = per_replica / mbs;
+        // Schedules: no pipeline, or 1F1B, GPipe and interleaved with every vpp.
+        std::vector<std::pair<Schedule, int64_t>> schedules = {{Schedule::one_f_one_b, 1}};
+        if (pp > 1) {
+          schedules.push_back({Schedule::gpipe, 1});
+          for (int64_t v : divisors(m.layers / pp)) {
+            if (v >= 2) schedules.push_back({Schedule::interleaved, v});
+          }
+        }
+        for (const auto& [sched, vpp] : schedules) {
+          for (Recompute rc : o.recompute) {
+            for (int sp = 0; sp <= (o.sequence_parallel && tp > 1 ? 1 : 0); ++sp) {
+              for (int64_t z : o.zero) {
+                if (dp == 1 && z > 0) continue;  // nothing to shard
+                PlanSpec p = base;
+                p.schedule = sched;
+                p.vpp = vpp;
+                p.recompute = rc;
+                p.sequence_parallel = sp == 1;
+                p.zero = z;
+                ++out.considered;
+                if (const Rule* r = first_broken_rule(m, c, j, p, gpus, o)) {
+                  reject(r);
+                } else {
+                  out.admitted.push_back(p);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace parallax

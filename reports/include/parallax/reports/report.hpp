@@ -1,0 +1,42 @@
+#pragma once
+// The capacity-planning report: the question asked, the top plans, the winner's memory and time,
+// its simulated pipeline, the scaling curve, the sensitivity result, the FLOP conventions and the
+// profile's provenance — as one self-contained HTML file (inline SVG and CSS, nothing fetched), as
+// Markdown, or as JSON.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "parallax/planner/capacity.hpp"
+#include "parallax/planner/planner.hpp"
+#include "parallax/planner/sensitivity.hpp"
+#include "parallax/simulator/simulate.hpp"
+
+namespace parallax {
+
+struct ReportInputs {
+  PlannerInputs planner;           // model, cluster, job, GPU count, profile, search options
+  std::vector<int64_t> gpu_counts;  // scaling curve; empty = doubling up to the cluster
+  int64_t top = 10;
+  std::string version;
+};
+
+struct ReportData {
+  ReportInputs in;
+  SearchResult search;
+  SimResult sim;  // the winner, every op recorded
+  std::vector<CapacityRow> scaling;
+  SensitivityReport sensitivity;
+};
+
+// Steps are announced through `progress` (planning, simulating, scaling, sensitivity).
+ReportData build_report(const ReportInputs& in,
+                        const std::function<void(const std::string&)>& progress = {});
+
+std::string render_html(const ReportData& d);
+std::string render_markdown(const ReportData& d);
+nlohmann::json render_json(const ReportData& d);
+
+}  // namespace parallax

@@ -1,0 +1,51 @@
+#pragma once
+// What the event simulator plays (DESIGN.md §6): a schedule table and, per pipeline rank, the
+// duration of each step and transfer and the bytes it stashes, all taken from the cost model's
+// iteration_costs() so that the simulator and the analytic predict() arrange the same costs.
+#include <cstdint>
+#include <vector>
+
+#include "parallax/core/cluster_spec.hpp"
+#include "parallax/core/job_spec.hpp"
+#include "parallax/core/model_spec.hpp"
+#include "parallax/core/plan_spec.hpp"
+#include "parallax/core/schedule.hpp"
+#include "parallax/costmodel/profile.hpp"
+
+namespace parallax {
+
+// One pipeline rank, one chunk (1/vpp of the rank's layers), one micro-batch.
+struct RankCosts {
+  double forward_s = 0;         // forward compute of one chunk
+  double forward_tp_s = 0;      // exposed TP communication of that forward
+  double backward_s = 0;        // recompute + data/weight-grad compute of one chunk
+  double backward_tp_s = 0;     // exposed TP communication of that backward
+  double dp_s = 0;              // gradient synchronisation over the data-parallel group
+  int64_t dp_buckets = 1;       // the synchronisation runs as this many equal buckets
+  double dp_bytes = 0;          // gradient bytes reduced
+  double embedding_sync_s = 0;  // tied-embedding all-reduce (first and last rank), after dp
+  double optimizer_s = 0;
+  double chunk_activation_bytes = 0;  // stashed by one chunk's forward until its backward
+  double static_bytes = 0;            // weights, grads, optimizer state and buffers (memory model)
+};
+
+struct SimInputs {
+  ScheduleTable table;
+  std::vector<RankCosts> ranks;  // pp entries
+  double p2p_s = 0;              // one transfer of one chunk's activation or gradient
+  double p2p_bytes = 0;          // bytes one TP rank sends per transfer
+  // Share of each transfer the sender's compute stream waits for (1 - profile's pp overlap):
+  // Megatron-LM's blocking send_forward_recv_backward / send_backward_recv_forward.
+  double p2p_exposed_fraction = 1;
+  double dp_exposed_fraction = 1;  // 1 - profile's dp overlap
+};
+
+// Megatron-LM's gradient bucket size (DistributedDataParallelConfig: 40M parameters).
+inline constexpr double kDpBucketParams = 40e6;
+
+// Costs of the plan from iteration_costs() and stage_memory(). Inputs must satisfy validate_plan
+// and the plan's schedule must be runnable (make_schedule throws InputError otherwise).
+SimInputs make_sim_inputs(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j,
+                          const PlanSpec& p, const EfficiencyProfile& prof);
+
+}  // namespace parallax

@@ -1,0 +1,52 @@
+#include "parallax/simulator/sim_inputs.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "parallax/costmodel/iteration_costs.hpp"
+#include "parallax/costmodel/memory.hpp"
+#include "parallax/costmodel/ops.hpp"
+
+namespace parallax {
+
+SimInputs make_sim_inputs(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j,
+                          const PlanSpec& p, const EfficiencyProfile& prof) {
+  SimInputs in;
+  in.table = make_schedule(p.schedule, p.pp, p.vpp, p.num_micro_batches);
+  const IterationCosts costs = iteration_costs(m, c, j, p, prof);
+  const std::vector<StageMemory> mem = stage_memory(m, j, p);
+  const double vpp = static_cast<double>(p.vpp);
+  const double stash = stage_activation_bytes_per_micro_batch(m, j, p);
+  const double grad_elem = j.bytes_per_param == ParamBytesConvention::b16 ? 2 : 4;
+
+  in.p2p_s = costs.p2p_s;
+  in.p2p_exposed_fraction = costs.p2p_exposed_fraction;
+  in.p2p_bytes = static_cast<double>(p.micro_batch * m.seq_len * m.hidden) *
+                 shard_shape(m, j, p).act_bytes / static_cast<double>(p.tp);
+  in.dp_exposed_fraction = costs.dp_exposed_fraction;
+  for (int64_t k = 0; k < p.pp; ++k) {
+    const size_t i = static_cast<size_t>(k);
+    const StageTime& st = costs.stages[i];
+    RankCosts rc;
+    // The stage's exposed TP time splits between forward and backward in proportion to their
+    // compute (the collectives sit between the GEMMs of both passes).
+    const double compute = st.forward_s + st.backward_s + st.recompute_s;
+    const double fwd_share = compute > 0 ? st.forward_s / compute : 0.5;
+    rc.forward_s = st.forward_s / vpp;
+    rc.forward_tp_s = st.tp_comm_s * fwd_share / vpp;
+    rc.backward_s = (st.backward_s + st.recompute_s) / vpp;
+    rc.backward_tp_s = st.tp_comm_s * (1 - fwd_share) / vpp;
+    rc.dp_s = costs.dp_s[i];
+    rc.dp_buckets =
+        std::max<int64_t>(1, static_cast<int64_t>(std::ceil(mem[i].params / kDpBucketParams)));
+    rc.dp_bytes = p.dp > 1 ? mem[i].params * grad_elem : 0;
+    if (k == 0 || k == p.pp - 1) rc.embedding_sync_s = costs.embedding_sync_s;
+    rc.optimizer_s = costs.optimizer_s[i];
+    rc.chunk_activation_bytes = stash / vpp;
+    rc.static_bytes = mem[i].total_bytes() - mem[i].activations_bytes;
+    in.ranks.push_back(rc);
+  }
+  return in;
+}
+
+}  // namespace parallax

@@ -1,0 +1,155 @@
+// Exports: Megatron-LM arguments parse back to the same plan, DeepSpeed's batch identity holds,
+// scripts pass `bash -n`, and what a trainer cannot run is refused with a reason.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "parallax/core/error.hpp"
+#include "parallax/core/presets.hpp"
+#include "parallax/export/deepspeed.hpp"
+#include "parallax/export/launchers.hpp"
+#include "parallax/export/megatron.hpp"
+
+using namespace parallax;
+
+namespace {
+
+PlanFile plan_file(const std::string& model, int64_t gpus, int64_t batch, PlanSpec p) {
+  PlanFile f;
+  f.model = load_model(model);
+  f.cluster = load_cluster("dgx-a100-superpod");
+  f.gpus = gpus;
+  f.job.global_batch = batch;
+  p.dp = gpus / (p.tp * p.pp);
+  p.num_micro_batches = batch / (p.micro_batch * p.dp);
+  f.plan = p;
+  return f;
+}
+
+std::vector<PlanFile> three_plans() {
+  PlanSpec a;  // MT-NLG as published
+  a.tp = 8;
+  a.pp = 35;
+  a.recompute = Recompute::full;
+  PlanSpec b;  // interleaved, SP, selective, distributed optimizer
+  b.tp = 4;
+  b.pp = 8;
+  b.vpp = 3;
+  b.schedule = Schedule::interleaved;
+  b.micro_batch = 2;
+  b.sequence_parallel = true;
+  b.recompute = Recompute::selective;
+  b.zero = 1;
+  PlanSpec c;  // GQA + SwiGLU + RMSNorm + RoPE, block recompute
+  c.tp = 8;
+  c.pp = 4;
+  c.recompute = Recompute::full;
+  c.recompute_layers = 5;
+  PlanFile fc = plan_file("llama2-70b", 512, 1024, c);
+  fc.job.tokens = 2e12;
+  return {plan_file("mt-nlg-530b", 2240, 1920, a), plan_file("gpt3-175b", 1536, 1536, b), fc};
+}
+
+bool bash_n(const std::string& script) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("parallax_export_" + std::to_string(getpid()) + ".sh");
+  std::ofstream(path) << script;
+  const int rc = std::system(("bash -n " + path.string()).c_str());
+  std::filesystem::remove(path);
+  return rc == 0;
+}
+
+}  // namespace
+
+TEST_CASE("Megatron-LM arguments round-trip to the same plan and model") {
+  for (const PlanFile& f : three_plans()) {
+    INFO(f.model.name);
+    const std::string text = megatron_args_text(f);
+    CHECK(text.find("--virtual-pipeline-model-parallel-size") == std::string::npos);
+    const PlanFile back = parse_megatron_args(split_args(text), f);
+    CHECK(back.plan == f.plan);
+    CHECK(back.model.layers == f.model.layers);
+    CHECK(back.model.hidden == f.model.hidden);
+    CHECK(back.model.heads == f.model.heads);
+    CHECK(back.model.kv_heads == f.model.kv_heads);
+    CHECK(back.model.ffn_hidden == f.model.ffn_hidden);
+    CHECK(back.model.activation == f.model.activation);
+    CHECK(back.model.norm == f.model.norm);
+    CHECK(back.model.position == f.model.position);
+    CHECK(back.model.tied_embeddings == f.model.tied_embeddings);
+    CHECK(back.job.global_batch == f.job.global_batch);
+    CHECK(back.job.dtype == f.job.dtype);
+  }
+}
+
+TEST_CASE("Megatron-LM argument names and values for the interleaved plan") {
+  const PlanFile f = three_plans()[1];  // 96 layers, pp 8, vpp 3: 4 layers per virtual stage
+  const auto a = megatron_args(f);
+  auto value = [&](const std::string& flag) {
+    for (size_t i = 0; i + 1 < a.size(); ++i) {
+      if (a[i] == flag) return a[i + 1];
+    }
+    return std::string("absent");
+  };
+  CHECK(value("--num-layers-per-virtual-pipeline-stage") == "4");
+  CHECK(value("--tensor-model-parallel-size") == "4");
+  CHECK(value("--recompute-granularity") == "selective");
+  CHECK(value("--global-batch-size") == "1536");
+  CHECK(std::find(a.begin(), a.end(), "--use-distributed-optimizer") != a.end());
+  CHECK(std::find(a.begin(), a.end(), "--sequence-parallel") != a.end());
+}
+
+TEST_CASE("DeepSpeed: train_batch_size = micro x accumulation x dp") {
+  PlanSpec p;
+  p.tp = 2;
+  p.pp = 1;
+  p.micro_batch = 4;
+  p.zero = 3;
+  const PlanFile f = plan_file("gpt3-175b", 64, 1024, p);
+  const auto j = deepspeed_config(f);
+  CHECK(j["train_batch_size"].get<int64_t>() ==
+        j["train_micro_batch_size_per_gpu"].get<int64_t>() *
+            j["gradient_accumulation_steps"].get<int64_t>() * f.plan.dp);
+  CHECK(j["train_batch_size"].get<int64_t>() == 1024);
+  CHECK(j["zero_optimization"]["stage"].get<int>() == 3);
+  CHECK(j["bf16"]["enabled"].get<bool>());
+}
+
+TEST_CASE("invalid combinations are refused with a reason") {
+  PlanSpec p;
+  p.tp = 8;
+  p.pp = 35;
+  p.zero = 3;
+  const PlanFile zero3_pp = plan_file("mt-nlg-530b", 2240, 1920, p);
+  CHECK_THROWS_WITH(deepspeed_config(zero3_pp), Catch::Contains("ZeRO-2/3"));
+  CHECK_THROWS_WITH(megatron_args(zero3_pp), Catch::Contains("ZeRO-2/3"));
+  PlanFile inter = three_plans()[1];
+  CHECK_THROWS_WITH(deepspeed_config(inter), Catch::Contains("interleaved"));
+  PlanSpec q;
+  q.tp = 8;
+  q.pp = 5;
+  PlanFile alibi = plan_file("bloom-176b", 320, 320, q);
+  CHECK_THROWS_AS(megatron_args(alibi), InputError);
+}
+
+TEST_CASE("SLURM scripts and the mpirun script pass bash -n") {
+  for (const PlanFile& f : three_plans()) {
+    const LaunchOptions o;
+    const std::string s1 = slurm_megatron_script(f, o);
+    const std::string s2 = slurm_parallax_script(f, o);
+    CHECK(bash_n(s1));
+    CHECK(bash_n(s2));
+    CHECK(bash_n(mpirun_script(f, o)));
+    CHECK(s1.find("#SBATCH --nodes=" + std::to_string(f.gpus / 8)) != std::string::npos);
+    CHECK(s1.find("MASTER_ADDR") != std::string::npos);
+    CHECK(s1.find("--tensor-model-parallel-size " + std::to_string(f.plan.tp)) != std::string::npos);
+    CHECK(s2.find("-np " + std::to_string(f.gpus)) != std::string::npos);
+  }
+  const std::string m = mpirun_script(three_plans()[0], LaunchOptions{});
+  CHECK(m.find("node280 slots=8") != std::string::npos);  // 2240 GPUs / 8 per node
+  CHECK(m.find("node281") == std::string::npos);
+}

@@ -1,0 +1,105 @@
+// The search space: every candidate is admitted or rejected by exactly one named rule, and the
+// rules are the trainers' (Megatron-LM / DeepSpeed) rules.
+#include <catch2/catch.hpp>
+
+#include <numeric>
+
+#include "parallax/core/presets.hpp"
+#include "parallax/planner/planner.hpp"
+
+using namespace parallax;
+
+namespace {
+
+PlannerInputs mtnlg(int64_t gpus) {
+  PlannerInputs in;
+  in.model = load_model("mt-nlg-530b");
+  in.cluster = load_cluster("dgx-a100-superpod");
+  in.job.global_batch = 1920;
+  in.gpus = gpus;
+  in.profile = load_profile(in.cluster.profile);
+  return in;
+}
+
+int64_t sum(const std::map<std::string, int64_t>& m) {
+  return std::accumulate(m.begin(), m.end(), int64_t{0},
+                         [](int64_t a, const auto& kv) { return a + kv.second; });
+}
+
+}  // namespace
+
+TEST_CASE("every considered plan is admitted or rejected by exactly one rule") {
+  const PlannerInputs in = mtnlg(2240);
+  const Candidates c = enumerate_plans(in.model, in.cluster, in.job, in.gpus, in.options);
+  CHECK(c.considered == static_cast<int64_t>(c.admitted.size()) + sum(c.rejected_by_rule));
+  CHECK(sum(c.rejected_by_rule) == sum(c.rejected_by_reason));
+  for (const PlanSpec& p : c.admitted) {
+    CHECK(p.tp * p.pp * p.dp == 2240);
+    CHECK(p.micro_batch * p.num_micro_batches * p.dp == 1920);
+    CHECK(128 % p.tp == 0);
+    CHECK(105 % (p.pp * p.vpp) == 0);
+    CHECK(p.tp <= 8);
+    CHECK_FALSE((p.zero >= 2 && p.pp > 1));
+    CHECK(p.schedule != Schedule::gpipe);
+    if (p.schedule == Schedule::interleaved) CHECK(p.num_micro_batches % p.pp == 0);
+    if (p.sequence_parallel) CHECK(p.tp > 1);
+  }
+}
+
+TEST_CASE("trainer rules reject ZeRO-3 with pipelining and GPipe; --allow-all admits them") {
+  PlannerInputs in = mtnlg(2240);
+  PlanSpec p;
+  p.tp = 8;
+  p.pp = 35;
+  p.dp = 8;
+  p.num_micro_batches = 240;
+  p.zero = 3;
+  const Rule* r = first_broken_rule(in.model, in.cluster, in.job, p, 2240, in.options);
+  REQUIRE(r != nullptr);
+  CHECK(std::string(r->name) == "zero23-needs-pp1");
+  CHECK(r->reason == RejectReason::trainer_rule);
+  p.zero = 0;
+  p.schedule = Schedule::gpipe;
+  r = first_broken_rule(in.model, in.cluster, in.job, p, 2240, in.options);
+  REQUIRE(r != nullptr);
+  CHECK(std::string(r->name) == "gpipe-not-in-trainers");
+  in.options.allow_all = true;
+  CHECK(first_broken_rule(in.model, in.cluster, in.job, p, 2240, in.options) == nullptr);
+}
+
+TEST_CASE("TP beyond a node is a topology rejection unless allowed") {
+  PlannerInputs in = mtnlg(2240);
+  PlanSpec p;
+  p.tp = 16;
+  p.pp = 35;
+  p.dp = 4;
+  const Rule* r = first_broken_rule(in.model, in.cluster, in.job, p, 2240, in.options);
+  REQUIRE(r != nullptr);
+  CHECK(std::string(r->name) == "tp-within-node");
+  in.options.allow_cross_node_tp = true;
+  CHECK(first_broken_rule(in.model, in.cluster, in.job, p, 2240, in.options) == nullptr);
+}
+
+TEST_CASE("the search ranks fitting plans by time and reports memory rejections") {
+  const PlannerInputs in = mtnlg(2240);
+  const SearchResult res = search_plans(in);
+  REQUIRE(res.plans.size() > 10);
+  for (size_t i = 1; i < res.plans.size(); ++i) {
+    CHECK(res.plans[i - 1].time_s <= res.plans[i].time_s);
+  }
+  for (const RankedPlan& r : res.plans) CHECK(r.prediction.fits);
+  CHECK(res.rejected_by_rule.count(kMemoryRule) == 1);  // e.g. no recompute with dp = 2240
+  CHECK(res.evaluated == static_cast<int64_t>(res.plans.size()) + res.rejected_by_rule.at(kMemoryRule));
+}
+
+TEST_CASE("a refiner re-ranks the top k") {
+  const PlannerInputs in = mtnlg(2240);
+  // A refiner that penalises the analytic winner: it must drop from first place.
+  const SearchResult base = search_plans(in);
+  const PlanSpec first = base.plans.front().plan;
+  const SearchResult res = search_plans(in, [&](const PlanSpec& p, const Prediction& pr) {
+    return p == first ? 10 * pr.iteration_time_s : pr.iteration_time_s;
+  });
+  CHECK_FALSE(res.plans.front().plan == first);
+  CHECK(res.plans.front().refined);
+}

@@ -78,10 +78,10 @@ TEST_CASE("dp=2 equals the single process, with and without ZeRO-1", "[executor]
   require_same(reference(), run_plan(dir, "dp2_zero1", 1, 1, 2, "--zero 1"));
 }
 
-#if PARALLAX_HAVE_SCHEDULE  // pipeline tests need core's schedule tables (issue 4)
 TEST_CASE("pp=2 equals the single process under GPipe and 1F1B", "[executor][mpi]") {
   const std::string dir = scratch_dir("pp2");
   require_same(reference(), run_plan(dir, "pp2_gpipe", 1, 2, 1, "--schedule gpipe"));
+  require_same(reference(), run_plan(dir, "pp2_gpipe_full", 1, 2, 1, "--schedule gpipe --recompute full"));
   require_same(reference(),
                run_plan(dir, "pp2_1f1b_sel", 1, 2, 1, "--schedule 1f1b --recompute selective"));
 }
@@ -94,5 +94,6 @@ TEST_CASE("tp=2 pp=2 dp=2 equals the single process", "[executor][mpi]") {
 TEST_CASE("tp=2 pp=2 interleaved vpp=2 equals the single process", "[executor][mpi]") {
   const std::string dir = scratch_dir("interleaved");
   require_same(reference(), run_plan(dir, "t2p2v2", 2, 2, 1, "--schedule interleaved --vpp 2"));
+  require_same(reference(), run_plan(dir, "p2v2d2", 1, 2, 2,
+                                     "--schedule interleaved --vpp 2 --zero 1 --recompute full"));
 }
-#endif

@@ -45,7 +45,6 @@ TEST_CASE("a checkpoint of one plan loads into another plan", "[executor][mpi]")
   CHECK(std::abs(losses(dir + "/b.json")[0] - want) <= 1e-5 * want);
 }
 
-#if PARALLAX_HAVE_SCHEDULE
 TEST_CASE("a checkpoint of (2,2,1) loads into (1,1,2) with the same loss", "[executor][mpi]") {
   const std::string dir = scratch_dir("reshard_pp");
   const std::string a = make_plan(dir, "a", 2, 2, 1, "");
@@ -58,7 +57,6 @@ TEST_CASE("a checkpoint of (2,2,1) loads into (1,1,2) with the same loss", "[exe
   const double want = losses(dir + "/full.json")[3];
   CHECK(std::abs(losses(dir + "/b.json")[0] - want) <= 1e-5 * want);
 }
-#endif
 
 TEST_CASE("a corrupted checkpoint is refused and the previous one is used", "[executor][mpi]") {
   const std::string dir = scratch_dir("corrupt");

@@ -59,14 +59,14 @@ void Comm::send(const float* x, int64_t n, int dest, int tag, const Group& g,
   auto p = std::make_unique<Pending>(Pending{MPI_REQUEST_NULL, std::vector<float>(x, x + n)});
   MPI_Isend(p->buffer.data(), count(n), MPI_FLOAT, dest, tag, g.comm, &p->request);
   pending_.push_back(std::move(p));
-  rec_.add(what, Stream::pp, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(n), bytes_shape(n),
+  rec_.add(what, Stream::pp_send, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(n), bytes_shape(n),
            g.name);
 }
 
 void Comm::recv(float* x, int64_t n, int src, int tag, const Group& g, const std::string& what) {
   const double t0 = rec_.now_s();
   MPI_Recv(x, count(n), MPI_FLOAT, src, tag, g.comm, MPI_STATUS_IGNORE);
-  rec_.add(what, Stream::pp, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(n), bytes_shape(n),
+  rec_.add(what, Stream::pp_recv, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(n), bytes_shape(n),
            g.name);
 }
 

@@ -47,10 +47,14 @@ json rank_trace_events(const Recorder& rec, const ProcessGroups& g) {
   for (int s = 0; s <= static_cast<int>(Stream::optimizer); ++s)
     ev.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", s},
                   {"args", {{"name", to_string(static_cast<Stream>(s))}}}});
-  for (const auto& e : rec.events())
-    ev.push_back({{"ph", "X"}, {"name", e.name}, {"cat", to_string(e.stream)}, {"pid", pid},
-                  {"tid", static_cast<int>(e.stream)}, {"ts", e.start_s * 1e6},
-                  {"dur", e.duration_s * 1e6}});
+  for (const auto& e : rec.events()) {
+    json x = {{"ph", "X"}, {"name", e.name}, {"cat", to_string(e.stream)}, {"pid", pid},
+              {"tid", static_cast<int>(e.stream)}, {"ts", e.start_s * 1e6},
+              {"dur", e.duration_s * 1e6}};
+    if (e.micro_batch >= 0)
+      x["args"] = {{"micro_batch", e.micro_batch}, {"chunk", e.chunk}};
+    ev.push_back(x);
+  }
   return ev;
 }
 

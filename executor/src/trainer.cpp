@@ -98,6 +98,7 @@ double Trainer::run_schedule() {
     Chunk& ch = *chunks_[c];
     const int64_t v = ch.stage();
     const size_t mb = static_cast<size_t>(st.micro_batch);
+    const double step_start = rec_.now_s();
     if (st.kind == StepKind::forward) {
       std::unique_ptr<Stash> s;
       if (free_[c].empty()) {
@@ -127,6 +128,8 @@ double Trainer::run_schedule() {
                    tag(1, v - 1, st.micro_batch), g_.pp, "pp_send_backward");
       free_[c].push_back(std::move(s));
     }
+    rec_.span((st.kind == StepKind::forward ? "F " : "B ") + std::to_string(st.micro_batch),
+              step_start, rec_.now_s(), st.micro_batch, st.chunk);
   }
   comm_.wait_sends();
   return loss;
@@ -144,7 +147,7 @@ void Trainer::reduce_gradients() {
     for (int64_t i = 0; i < wte[0]->numel(); ++i) b[i] = a[i] = a[i] + b[i];
   } else if (wte.size() == 1 && p.pp > 1 && g_.embedding.comm != MPI_COMM_NULL) {
     comm_.all_reduce_sum(grads_.data() + wte[0]->offset, wte[0]->numel(), g_.embedding,
-                         Stream::pp, "embedding_all_reduce");
+                         Stream::dp, "embedding_all_reduce");
   }
   if (zero1_) {
     comm_.reduce_scatter_sum(grads_.data(), padded_ / p.dp, g_.dp, "dp_reduce_scatter_grads");

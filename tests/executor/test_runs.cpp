@@ -143,14 +143,27 @@ TEST_CASE("measurements.json and the trace have the promised shape", "[executor]
   }
   std::ifstream tin(dir + "/t.json");
   const auto t = nlohmann::json::parse(tin);
+  // The simulator's shape: pid per rank, tid per stream (0 compute, 1 tp comm, ...), one
+  // "F <mb>" / "B <mb>" span per schedule step with its micro-batch and chunk.
   std::set<int> pids;
-  for (const auto& e : t.at("traceEvents"))
-    if (e.at("ph") == "X") {
-      pids.insert(e.at("pid").get<int>());
-      CHECK(e.contains("tid"));
-      CHECK(e.contains("dur"));
+  std::set<std::string> steps, threads;
+  for (const auto& e : t.at("traceEvents")) {
+    if (e.at("ph") == "M" && e.at("name") == "thread_name")
+      threads.insert(std::to_string(e.at("tid").get<int>()) + " " + e.at("args").at("name").get<std::string>());
+    if (e.at("ph") != "X") continue;
+    pids.insert(e.at("pid").get<int>());
+    CHECK(e.contains("tid"));
+    CHECK(e.contains("dur"));
+    if (e.contains("args") && e.at("args").contains("micro_batch")) {
+      steps.insert(e.at("name").get<std::string>());
+      CHECK(e.at("tid") == 0);
     }
+  }
   CHECK(pids == std::set<int>{0, 1});
+  CHECK(threads.count("0 compute") == 1);
+  CHECK(threads.count("1 tp comm") == 1);
+  // global batch 4, dp 1, mbs 1: micro-batches 0-3
+  CHECK(steps == std::set<std::string>{"F 0", "F 1", "F 2", "F 3", "B 0", "B 1", "B 2", "B 3"});
 }
 
 TEST_CASE("a rank killed mid-step makes every rank exit with an error (no hang)", "[executor][mpi]") {

@@ -9,7 +9,9 @@
 
 namespace parallax::exec {
 
-enum class Stream { compute, tp, pp, dp, optimizer };
+// Streams (Chrome trace tids) numbered and named as the simulator's (simulator/simulate.hpp), so
+// a measured and a simulated trace line up: 0 compute, 1 tp comm, 2 pp send, 3 pp recv, 4 dp comm.
+enum class Stream { compute, tp, pp_send, pp_recv, dp, optimizer };
 const char* to_string(Stream s);
 
 struct OpEvent {
@@ -17,6 +19,8 @@ struct OpEvent {
   Stream stream = Stream::compute;
   double start_s = 0;
   double duration_s = 0;
+  int64_t micro_batch = -1;  // schedule steps ("F 3", "B 3") carry their micro-batch and chunk
+  int64_t chunk = -1;
 };
 
 struct OpStats {
@@ -44,6 +48,12 @@ class Recorder {
     const double t0 = now_s();
     f();
     add(name, Stream::compute, t0, now_s(), flops, 0, shape);
+  }
+
+  // A trace-only span (not aggregated into the per-op stats): one schedule step.
+  void span(const std::string& name, double start_s, double end_s, int64_t micro_batch,
+            int64_t chunk) {
+    if (keep_events) events_.push_back({name, Stream::compute, start_s, end_s - start_s, micro_batch, chunk});
   }
 
   const std::map<std::string, OpStats>& stats() const { return stats_; }

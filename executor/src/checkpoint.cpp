@@ -25,12 +25,40 @@ std::string step_dir(const std::string& dir, int64_t step) {
   return (fs::path(dir) / name).string();
 }
 
+// Hugging Face GPT-2 keeps these four as Conv1D weights, stored (in, out): the transpose of the
+// executor's (out, in). Files hold HF's layout; read_global_tensors returns the executor's.
+bool hf_conv1d(const std::string& name) {
+  for (const char* s : {"attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight"}) {
+    const std::string suffix(s);
+    if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return true;
+  }
+  return false;
+}
+
 ShardEntry entry(const ParamTensor& t, const std::string& prefix, const float* data) {
   ShardEntry e;
   e.shard = t;
   e.shard.name = prefix + t.name;
   e.data.assign(data, data + t.numel());
+  if (hf_conv1d(t.name)) {
+    const int64_t rows = t.local_shape[0], cols = t.local_shape[1];
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < cols; ++k) e.data[static_cast<size_t>(k * rows + r)] = data[r * cols + k];
+    e.shard.local_shape = {cols, rows};
+    e.shard.global_shape = {t.global_shape[1], t.global_shape[0]};
+    if (t.shard_dim >= 0) e.shard.shard_dim = 1 - t.shard_dim;
+  }
   return e;
+}
+
+void transpose_2d(GlobalTensor& g) {
+  const int64_t rows = g.shape[0], cols = g.shape[1];
+  std::vector<float> out(g.data.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < cols; ++k) out[static_cast<size_t>(k * rows + r)] = g.data[static_cast<size_t>(r * cols + k)];
+  g.data = std::move(out);
+  g.shape = {cols, rows};
 }
 
 }  // namespace
@@ -44,7 +72,7 @@ void save_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g,
   MPI_Barrier(g.world.comm);
   if (g.coords.dp == 0) {
     ShardFile f;
-    f.metadata["format"] = "parallax checkpoint 1 (HF GPT-2 names; weights (out, in))";
+    f.metadata["format"] = "parallax checkpoint 1 (HF GPT-2 names and Conv1D (in, out) layout; wte padded)";
     f.metadata["step"] = std::to_string(t.step_count());
     f.metadata["plan"] = plan_json;
     f.metadata["shard"] = "tp " + std::to_string(g.coords.tp) + " pp " + std::to_string(g.coords.pp);
@@ -69,7 +97,10 @@ std::map<std::string, GlobalTensor> read_global_tensors(const std::string& dir,
   std::sort(paths.begin(), paths.end());
   std::vector<ShardFile> files;
   for (const auto& p : paths) files.push_back(read_shard_file(p.string()));
-  return assemble(files, prefix);
+  auto all = assemble(files, prefix);
+  for (auto& [name, g] : all)
+    if (hf_conv1d(name)) transpose_2d(g);
+  return all;
 }
 
 bool load_latest_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g) {

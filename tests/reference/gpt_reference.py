@@ -3,11 +3,12 @@
 
 Writes into golden/ (committed):
   ckpt/step_000000/model_tp0_pp0.safetensors  random weights in the executor's checkpoint format
-                                              (HF GPT-2 names, (out, in) layout, shard metadata,
+                                              (HF GPT-2 names and Conv1D layout, shard metadata,
                                               FNV-1a checksum) plus COMPLETE
   tokens.bin                                  raw uint16 tokens
   golden.safetensors                          loss, logits and the gradient of every parameter
-                                              for the executor's first micro-batches of those tokens
+                                              (executor layout, (out, in)) for the executor's first
+                                              micro-batches of those tokens
 
 The CI test (tests/reference/test_reference.cpp) resumes the single-process executor from the
 checkpoint, runs one step on tokens.bin and compares loss and every gradient tensor by name.
@@ -122,8 +123,11 @@ def main():
 
     ckpt = os.path.join(OUT, "ckpt", "step_000000")
     os.makedirs(ckpt, exist_ok=True)
-    write_safetensors(os.path.join(ckpt, "model_tp0_pp0.safetensors"), list(weights.items()),
-                      {"format": "parallax checkpoint 1 (HF GPT-2 names; weights (out, in))",
+    # Checkpoints use Hugging Face's Conv1D layout (in, out) for these weights.
+    conv1d = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
+    hf = [(k, v.t() if k.endswith(conv1d) else v) for k, v in weights.items()]
+    write_safetensors(os.path.join(ckpt, "model_tp0_pp0.safetensors"), hf,
+                      {"format": "parallax checkpoint 1 (HF GPT-2 names and Conv1D (in, out) layout; wte padded)",
                        "step": "0", "source": "tests/reference/gpt_reference.py"})
     with open(os.path.join(ckpt, "COMPLETE"), "w") as f:
         f.write("0\n")

@@ -156,6 +156,18 @@ void dump_gradients(const std::string& dir, Trainer& t, const ProcessGroups& g) 
     f.metadata["content"] = "gradients after reduction, before clipping";
     for (const auto& x : t.tensors())
       if (!x.tied_copy) f.tensors.push_back(entry(x, "", t.grads().data() + x.offset));
+    if (!t.captured_logits().empty()) {  // last stage: its vocabulary shard of every token's logits
+      const Dims& d = t.last_chunk().dims();
+      ShardEntry e;
+      e.shard.name = "logits";
+      const int64_t rows = static_cast<int64_t>(t.captured_logits().size()) / d.Vl;
+      e.shard.global_shape = {rows, d.Vl * g.tp.size};
+      e.shard.local_shape = {rows, d.Vl};
+      e.shard.shard_dim = 1;
+      e.shard.segments = {{d.vocab_start, 0, d.Vl}};
+      e.data = t.captured_logits();
+      f.tensors.push_back(std::move(e));
+    }
     write_shard_file((fs::path(dir) / shard_file_name("grads", g)).string(), f);
   }
   MPI_Barrier(g.world.comm);

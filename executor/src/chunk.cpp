@@ -317,6 +317,7 @@ double Chunk::forward(Stash& s, float dloss, ExecContext& x) {
   if (!last_) return 0.0;
   norm_forward(s.lnf, s.lnf_mean, s.lnf_rstd, s.output(), w_.lnfw, w_.lnfb, x, "ln_f");
   matmul(s.logits, s.lnf, w_.head, nullptr, C, d_.Vl, x, "matmul_logits");
+  if (x.logits_copy) std::copy(s.logits, s.logits + N * d_.Vl, x.logits_copy);
   float* maxes = s.ce;
   float* sums = s.ce + N;  // sums and target are adjacent: one all-reduce
   float* target = s.ce + 2 * N;

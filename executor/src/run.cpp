@@ -104,6 +104,7 @@ void run_plan(const RunOptions& o) {
     std::function<void()> hook;
     if (s == first && !o.dump_grads_dir.empty())
       hook = [&] { dump_gradients(o.dump_grads_dir, trainer, groups); };
+    trainer.capture_logits(s == first && !o.dump_grads_dir.empty());
     if (world_rank == o.fault_rank && s + 1 == o.fault_step)
       hook = [] { std::raise(SIGKILL); };
     const StepResult r = trainer.step(hook);

@@ -111,7 +111,12 @@ double Trainer::run_schedule() {
       if (!ch.first())
         comm_.recv(s->input, d.N * d.C, static_cast<int>((v - 1) % p.pp), tag(0, v, st.micro_batch),
                    g_.pp, "pp_recv_forward");
+      if (capture_logits_ && ch.last()) {
+        logits_.resize(static_cast<size_t>(M * d.N * d.Vl));
+        ctx.logits_copy = logits_.data() + st.micro_batch * d.N * d.Vl;
+      }
       const double l = ch.forward(*s, dloss, ctx);
+      ctx.logits_copy = nullptr;
       if (ch.last() && g_.coords.tp == 0) loss += l;
       if (!ch.last())
         comm_.send(s->output(), d.N * d.C, static_cast<int>((v + 1) % p.pp),

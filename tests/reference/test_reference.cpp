@@ -1,5 +1,6 @@
 // The single-process executor against the independent PyTorch reference (gpt_reference.py, run
-// in float64): from the same weights and tokens, the loss and every gradient tensor by name.
+// in float64): from the same weights and tokens, the loss, the logits and every gradient tensor
+// by name.
 // Tolerances: fp32 against fp64, relative to each tensor's largest magnitude.
 #include <catch2/catch.hpp>
 
@@ -34,6 +35,24 @@ TEST_CASE("single process equals the PyTorch reference", "[executor][mpi][refere
   for (const auto& e : ref.tensors) {
     if (e.shard.name == "loss") {
       CHECK(loss == Approx(e.data[0]).epsilon(1e-6));
+      continue;
+    }
+    if (e.shard.name == "logits") {  // golden (B, T, V) against ours (B*T, V padded)
+      REQUIRE(grads.count("logits") == 1);
+      const auto& got = grads.at("logits");
+      const int64_t V = e.shard.local_shape[2];
+      const int64_t Vp = got.shape[1];
+      REQUIRE(got.shape[0] * V == static_cast<int64_t>(e.data.size()) / 1);
+      double max_ref = 0, max_err = 0;
+      for (int64_t i = 0; i < got.shape[0]; ++i)
+        for (int64_t j = 0; j < V; ++j) {
+          const float r = e.data[static_cast<size_t>(i * V + j)];
+          max_ref = std::max(max_ref, static_cast<double>(std::abs(r)));
+          max_err = std::max(max_err, static_cast<double>(std::abs(got.data[static_cast<size_t>(i * Vp + j)] - r)));
+        }
+      INFO("logits: max abs difference " << max_err << ", max |reference| " << max_ref);
+      CHECK(max_err <= 1e-5 * max_ref);
+      ++compared;
       continue;
     }
     if (e.shard.name.rfind("grad.", 0) != 0) continue;

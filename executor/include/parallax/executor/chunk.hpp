@@ -65,6 +65,7 @@ struct ExecContext {
   Comm& comm;
   Recorder& rec;
   const ProcessGroups& groups;
+  float* logits_copy = nullptr;  // when set, the last chunk copies its logits (N, Vl) here
 };
 
 class Chunk {

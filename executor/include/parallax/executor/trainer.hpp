@@ -58,6 +58,11 @@ class Trainer {
   void scatter_optimizer_state(const std::vector<float>& m_full, const std::vector<float>& v_full);
   int64_t numel() const { return numel_; }
   const ScheduleTable& schedule() const { return schedule_; }
+  // Keep the logits of the next steps' micro-batches (last stage; tests and the reference).
+  void capture_logits(bool on) { capture_logits_ = on; }
+  // (m * micro_batch * seq_len, V_local) of the last captured step; empty off the last stage.
+  const std::vector<float>& captured_logits() const { return logits_; }
+  const Chunk& last_chunk() const { return *chunks_.back(); }
 
  private:
   double run_schedule();
@@ -85,6 +90,8 @@ class Trainer {
   std::vector<std::vector<std::unique_ptr<Stash>>> live_;
   std::vector<float> dres_;
   int64_t step_ = 0;
+  bool capture_logits_ = false;
+  std::vector<float> logits_;
 };
 
 // The schedule table the plan asks for (pp = 1 runs F0 B0 F1 B1 ... with no table needed).

@@ -44,12 +44,15 @@ Chunk::Chunk(const ModelSpec& m, const PlanSpec& p, int64_t stage, int64_t tp_ra
   d_.vocab_valid = std::clamp<int64_t>(m.vocab - d_.vocab_start, 0, d_.Vl);
   d_.layernorm = m.norm == Norm::layernorm;
   d_.learned_pos = m.position == Position::learned;
+  d_.sp = p.sequence_parallel && p.tp > 1;
+  d_.Ns = d_.sp ? d_.N / p.tp : d_.N;
+  d_.row0 = d_.sp ? tp_rank * d_.Ns : 0;
 
   // Scratch: one full layer (recompute), proj output, backward temporaries.
   const int64_t N = d_.N, C = d_.C;
   const int64_t layer = N * C * 5 + 4 * N + N * 3 * d_.Ct + d_.B * d_.NH * d_.T * d_.T +
                         N * d_.Ct + N * d_.fc_out + N * d_.F;
-  const int64_t temps = N * C * 2 + N * 3 * d_.Ct + N * d_.Ct * 2 + N * d_.fc_out + N * d_.F +
+  const int64_t temps = N * C * 3 + N * 3 * d_.Ct + N * d_.Ct * 2 + N * d_.fc_out + N * d_.F +
                         d_.B * d_.NH * d_.T * d_.T;
   scratch_.assign(static_cast<size_t>(layer + temps), 0.0f);
   float* cur = scratch_.data();
@@ -63,6 +66,7 @@ Chunk::Chunk(const ModelSpec& m, const PlanSpec& p, int64_t stage, int64_t tp_ra
   };
   tmp_ = take(N * C);
   dln_ = take(N * C);
+  dres_full_ = take(N * C);
   dqkv_ = take(N * 3 * d_.Ct);
   datty_ = take(N * d_.Ct);
   atty_scratch_ = take(N * d_.Ct);
@@ -80,16 +84,17 @@ LayerActs Chunk::layout_layer(float*& cur, bool full) const {
     cur += n;
     return p0;
   };
+  const int64_t Ns = d_.Ns;
   a.ln1 = take(N * C);
-  a.ln1_mean = take(N);
-  a.ln1_rstd = take(N);
+  a.ln1_mean = take(Ns);
+  a.ln1_rstd = take(Ns);
   a.qkv = take(N * 3 * d_.Ct);
   a.att = p_.recompute == Recompute::selective ? nullptr : take(d_.B * d_.NH * d_.T * d_.T);
   a.atty = take(N * d_.Ct);
-  a.resid2 = take(N * C);
+  a.resid2 = take(Ns * C);
   a.ln2 = take(N * C);
-  a.ln2_mean = take(N);
-  a.ln2_rstd = take(N);
+  a.ln2_mean = take(Ns);
+  a.ln2_rstd = take(Ns);
   a.fch = take(N * d_.fc_out);
   a.fch_act = take(N * d_.F);
   return a;
@@ -137,31 +142,32 @@ std::unique_ptr<Stash> Chunk::make_stash() const {
   const int64_t N = d_.N, C = d_.C;
   const int64_t L = layers_per_stage(m_, p_);
   s->recomputed.resize(static_cast<size_t>(L));
-  int64_t floats = N * C;  // input
+  const int64_t Ns = d_.Ns;
+  int64_t floats = Ns * C;  // input
   {
     const int64_t att = p_.recompute == Recompute::selective ? 0 : d_.B * d_.NH * d_.T * d_.T;
-    const int64_t per_layer = 3 * N * C + 4 * N + N * 3 * d_.Ct + att + N * d_.Ct +
+    const int64_t per_layer = 2 * N * C + Ns * C + 4 * Ns + N * 3 * d_.Ct + att + N * d_.Ct +
                               N * d_.fc_out + N * d_.F;
     for (int64_t l = 0; l < L; ++l) {
       const bool full = p_.recompute == Recompute::full &&
                         (p_.recompute_layers == 0 || l < p_.recompute_layers);
       s->recomputed[static_cast<size_t>(l)] = full;
-      floats += N * C + (full ? 0 : per_layer);
+      floats += Ns * C + (full ? 0 : per_layer);
     }
   }
-  if (last_) floats += N * C + 2 * N + N * d_.Vl + N + 3 * N;
+  if (last_) floats += N * C + 2 * Ns + N * d_.Vl + N + 3 * N;
   s->data.assign(static_cast<size_t>(floats), 0.0f);
   s->tokens.assign(static_cast<size_t>(N), 0);
   s->targets.assign(static_cast<size_t>(N), 0);
   float* cur = s->data.data();
   s->input = cur;
-  cur += N * C;
+  cur += Ns * C;
   const float* prev = s->input;
   for (int64_t l = 0; l < L; ++l) {
     LayerActs a = layout_layer(cur, s->recomputed[static_cast<size_t>(l)]);
     a.inp = const_cast<float*>(prev);
     a.out = cur;
-    cur += N * C;
+    cur += Ns * C;
     prev = a.out;
     s->layers.push_back(a);
   }
@@ -169,9 +175,9 @@ std::unique_ptr<Stash> Chunk::make_stash() const {
     s->lnf = cur;
     cur += N * C;
     s->lnf_mean = cur;
-    cur += N;
+    cur += Ns;
     s->lnf_rstd = cur;
-    cur += N;
+    cur += Ns;
     s->logits = cur;
     cur += N * d_.Vl;
     s->losses = cur;
@@ -196,29 +202,49 @@ void Chunk::matmul_back(float* dinp, float* dw, float* db, const float* dout, co
 
 void Chunk::norm_forward(float* out, float* mean, float* rstd, const float* inp, const float* w,
                          const float* b, ExecContext& x, const char* name) {
-  x.rec.time(name, 8.0 * static_cast<double>(d_.N * d_.C), std::to_string(d_.N) + "x" + std::to_string(d_.C), [&] {
+  x.rec.time(name, 8.0 * static_cast<double>(d_.Ns * d_.C), std::to_string(d_.Ns) + "x" + std::to_string(d_.C), [&] {
     if (d_.layernorm)
-      k::layernorm_forward(out, mean, rstd, inp, w, b, d_.N, d_.C);
+      k::layernorm_forward(out, mean, rstd, inp, w, b, d_.Ns, d_.C);
     else
-      k::rmsnorm_forward(out, rstd, inp, w, d_.N, d_.C);
+      k::rmsnorm_forward(out, rstd, inp, w, d_.Ns, d_.C);
   });
 }
 
 void Chunk::norm_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp,
                           const float* w, const float* mean, const float* rstd, ExecContext& x,
                           const char* name) {
-  x.rec.time(name, 16.0 * static_cast<double>(d_.N * d_.C), std::to_string(d_.N) + "x" + std::to_string(d_.C), [&] {
+  x.rec.time(name, 16.0 * static_cast<double>(d_.Ns * d_.C), std::to_string(d_.Ns) + "x" + std::to_string(d_.C), [&] {
     if (d_.layernorm)
-      k::layernorm_backward(dinp, dw, db, dout, inp, w, mean, rstd, d_.N, d_.C);
+      k::layernorm_backward(dinp, dw, db, dout, inp, w, mean, rstd, d_.Ns, d_.C);
     else
-      k::rmsnorm_backward(dinp, dw, dout, inp, w, rstd, d_.N, d_.C);
+      k::rmsnorm_backward(dinp, dw, dout, inp, w, rstd, d_.Ns, d_.C);
   });
 }
 
+void Chunk::gather_rows(float* full, ExecContext& x, const char* name) {
+  if (d_.sp) x.comm.all_gather(full, d_.Ns * d_.C, x.groups.tp, name, Stream::tp);
+}
+
+float* Chunk::scatter_rows(float* full, ExecContext& x, const char* name) {
+  if (!d_.sp) {
+    x.comm.all_reduce_sum(full, d_.N * d_.C, x.groups.tp, Stream::tp, name);
+    return full;
+  }
+  x.comm.reduce_scatter_sum(full, d_.Ns * d_.C, x.groups.tp, name, Stream::tp);
+  return full + d_.row0 * d_.C;
+}
+
+const float* Chunk::gathered_grad(const float* dres, ExecContext& x, const char* name) {
+  if (!d_.sp) return dres;
+  std::copy(dres, dres + d_.Ns * d_.C, dres_full_ + d_.row0 * d_.C);
+  x.comm.all_gather(dres_full_, d_.Ns * d_.C, x.groups.tp, name, Stream::tp);
+  return dres_full_;
+}
+
 void Chunk::layer_forward(const LayerWeights& w, const LayerActs& a, ExecContext& x) {
-  const int64_t N = d_.N, C = d_.C;
-  const Group& tp = x.groups.tp;
-  norm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, a.inp, w.ln1w, w.ln1b, x, "ln_1");
+  const int64_t N = d_.N, Ns = d_.Ns, C = d_.C;
+  norm_forward(a.ln1 + d_.row0 * C, a.ln1_mean, a.ln1_rstd, a.inp, w.ln1w, w.ln1b, x, "ln_1");
+  gather_rows(a.ln1, x, "tp_all_gather_ln_1");
   matmul(a.qkv, a.ln1, w.qkvw, w.qkvb, C, 3 * d_.Ct, x, "matmul_qkv");
   const double attn_flops = 4.0 * static_cast<double>(d_.B * d_.T * d_.T * d_.Ct);
   x.rec.time("attention", attn_flops, std::to_string(d_.B) + "x" + std::to_string(d_.NH) + "x" + std::to_string(d_.T),
@@ -227,12 +253,13 @@ void Chunk::layer_forward(const LayerWeights& w, const LayerActs& a, ExecContext
                                     d_.Ct, d_.NH);
              });
   matmul(tmp_, a.atty, w.attprojw, nullptr, d_.Ct, C, x, "matmul_attn_proj");
-  x.comm.all_reduce_sum(tmp_, N * C, tp, Stream::tp, "tp_all_reduce_attn_proj");
-  x.rec.time("residual", static_cast<double>(2 * N * C), std::to_string(N * C), [&] {
-    k::bias_forward(tmp_, w.attprojb, N, C);
-    k::residual_forward(a.resid2, a.inp, tmp_, N * C);
+  float* part = scatter_rows(tmp_, x, "tp_all_reduce_attn_proj");
+  x.rec.time("residual", static_cast<double>(2 * Ns * C), std::to_string(Ns * C), [&] {
+    k::bias_forward(part, w.attprojb, Ns, C);
+    k::residual_forward(a.resid2, a.inp, part, Ns * C);
   });
-  norm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.resid2, w.ln2w, w.ln2b, x, "ln_2");
+  norm_forward(a.ln2 + d_.row0 * C, a.ln2_mean, a.ln2_rstd, a.resid2, w.ln2w, w.ln2b, x, "ln_2");
+  gather_rows(a.ln2, x, "tp_all_gather_ln_2");
   matmul(a.fch, a.ln2, w.fcw, w.fcb, C, d_.fc_out, x, "matmul_fc");
   x.rec.time(d_.swiglu ? "swiglu" : "gelu", 8.0 * static_cast<double>(N * d_.F), std::to_string(N * d_.F), [&] {
     if (d_.swiglu)
@@ -241,22 +268,22 @@ void Chunk::layer_forward(const LayerWeights& w, const LayerActs& a, ExecContext
       k::gelu_forward(a.fch_act, a.fch, N * d_.F);
   });
   matmul(tmp_, a.fch_act, w.fcprojw, nullptr, d_.F, C, x, "matmul_fc_proj");
-  x.comm.all_reduce_sum(tmp_, N * C, tp, Stream::tp, "tp_all_reduce_fc_proj");
-  x.rec.time("residual", static_cast<double>(2 * N * C), std::to_string(N * C), [&] {
-    k::bias_forward(tmp_, w.fcprojb, N, C);
-    k::residual_forward(a.out, a.resid2, tmp_, N * C);
+  part = scatter_rows(tmp_, x, "tp_all_reduce_fc_proj");
+  x.rec.time("residual", static_cast<double>(2 * Ns * C), std::to_string(Ns * C), [&] {
+    k::bias_forward(part, w.fcprojb, Ns, C);
+    k::residual_forward(a.out, a.resid2, part, Ns * C);
   });
 }
 
 void Chunk::layer_backward(const LayerWeights& w, const LayerWeights& g, const LayerActs& a,
                            float* dres, ExecContext& x) {
-  const int64_t N = d_.N, C = d_.C;
-  const Group& tp = x.groups.tp;
-  // MLP branch: dres is the gradient of out = resid2 + fc_proj.
-  x.rec.time("bias_backward", static_cast<double>(N * C), std::to_string(N * C),
-             [&] { k::bias_backward(g.fcprojb, dres, N, C); });
+  const int64_t N = d_.N, Ns = d_.Ns, C = d_.C;
+  // MLP branch: dres (Ns, C) is the gradient of out = resid2 + fc_proj.
+  x.rec.time("bias_backward", static_cast<double>(Ns * C), std::to_string(Ns * C),
+             [&] { k::bias_backward(g.fcprojb, dres, Ns, C); });
+  const float* dfull = gathered_grad(dres, x, "tp_all_gather_fc_proj_backward");
   zero(dfch_act_, N * d_.F);
-  matmul_back(dfch_act_, g.fcprojw, nullptr, dres, a.fch_act, w.fcprojw, d_.F, C, x,
+  matmul_back(dfch_act_, g.fcprojw, nullptr, dfull, a.fch_act, w.fcprojw, d_.F, C, x,
               "matmul_fc_proj_backward");
   zero(dfch_, N * d_.fc_out);
   x.rec.time(d_.swiglu ? "swiglu_backward" : "gelu_backward", 12.0 * static_cast<double>(N * d_.F), std::to_string(N * d_.F), [&] {
@@ -267,14 +294,15 @@ void Chunk::layer_backward(const LayerWeights& w, const LayerWeights& g, const L
   });
   zero(dln_, N * C);
   matmul_back(dln_, g.fcw, g.fcb, dfch_, a.ln2, w.fcw, C, d_.fc_out, x, "matmul_fc_backward");
-  x.comm.all_reduce_sum(dln_, N * C, tp, Stream::tp, "tp_all_reduce_fc_backward");
-  norm_backward(dres, g.ln2w, g.ln2b, dln_, a.resid2, w.ln2w, a.ln2_mean, a.ln2_rstd, x,
+  const float* dpart = scatter_rows(dln_, x, "tp_all_reduce_fc_backward");
+  norm_backward(dres, g.ln2w, g.ln2b, dpart, a.resid2, w.ln2w, a.ln2_mean, a.ln2_rstd, x,
                 "ln_2_backward");
   // Attention branch: dres is now the gradient of resid2 = inp + attn_proj.
-  x.rec.time("bias_backward", static_cast<double>(N * C), std::to_string(N * C),
-             [&] { k::bias_backward(g.attprojb, dres, N, C); });
+  x.rec.time("bias_backward", static_cast<double>(Ns * C), std::to_string(Ns * C),
+             [&] { k::bias_backward(g.attprojb, dres, Ns, C); });
+  dfull = gathered_grad(dres, x, "tp_all_gather_attn_proj_backward");
   zero(datty_, N * d_.Ct);
-  matmul_back(datty_, g.attprojw, nullptr, dres, a.atty, w.attprojw, d_.Ct, C, x,
+  matmul_back(datty_, g.attprojw, nullptr, dfull, a.atty, w.attprojw, d_.Ct, C, x,
               "matmul_attn_proj_backward");
   const float* att = a.att;
   if (!att) {  // selective recompute: the attention scores again, from the kept qkv
@@ -289,8 +317,8 @@ void Chunk::layer_backward(const LayerWeights& w, const LayerWeights& g, const L
   zero(dln_, N * C);
   matmul_back(dln_, g.qkvw, g.qkvb, dqkv_, a.ln1, w.qkvw, C, 3 * d_.Ct, x,
               "matmul_qkv_backward");
-  x.comm.all_reduce_sum(dln_, N * C, tp, Stream::tp, "tp_all_reduce_qkv_backward");
-  norm_backward(dres, g.ln1w, g.ln1b, dln_, a.inp, w.ln1w, a.ln1_mean, a.ln1_rstd, x,
+  dpart = scatter_rows(dln_, x, "tp_all_reduce_qkv_backward");
+  norm_backward(dres, g.ln1w, g.ln1b, dpart, a.inp, w.ln1w, a.ln1_mean, a.ln1_rstd, x,
                 "ln_1_backward");
 }
 
@@ -298,10 +326,11 @@ double Chunk::forward(Stash& s, float dloss, ExecContext& x) {
   const int64_t N = d_.N, C = d_.C;
   if (first_) {
     x.rec.time("embedding", static_cast<double>(N * C), std::to_string(N) + "x" + std::to_string(C), [&] {
-      k::embedding_forward(s.input, s.tokens.data(), w_.wte, d_.vocab_start, d_.Vl, N, C);
+      k::embedding_forward(tmp_, s.tokens.data(), w_.wte, d_.vocab_start, d_.Vl, N, C);
     });
-    x.comm.all_reduce_sum(s.input, N * C, x.groups.tp, Stream::tp, "tp_all_reduce_embedding");
-    if (d_.learned_pos) k::position_forward(s.input, w_.wpe, d_.B, d_.T, C);
+    const float* part = scatter_rows(tmp_, x, "tp_all_reduce_embedding");
+    std::copy(part, part + d_.Ns * C, s.input);
+    if (d_.learned_pos) k::position_forward_rows(s.input, w_.wpe, d_.row0, d_.Ns, d_.T, C);
   }
   for (size_t l = 0; l < s.layers.size(); ++l) {
     LayerActs a = s.layers[l];
@@ -315,7 +344,8 @@ double Chunk::forward(Stash& s, float dloss, ExecContext& x) {
     }
   }
   if (!last_) return 0.0;
-  norm_forward(s.lnf, s.lnf_mean, s.lnf_rstd, s.output(), w_.lnfw, w_.lnfb, x, "ln_f");
+  norm_forward(s.lnf + d_.row0 * C, s.lnf_mean, s.lnf_rstd, s.output(), w_.lnfw, w_.lnfb, x, "ln_f");
+  gather_rows(s.lnf, x, "tp_all_gather_ln_f");
   matmul(s.logits, s.lnf, w_.head, nullptr, C, d_.Vl, x, "matmul_logits");
   if (x.logits_copy) std::copy(s.logits, s.logits + N * d_.Vl, x.logits_copy);
   float* maxes = s.ce;
@@ -342,9 +372,9 @@ void Chunk::backward(Stash& s, float* dres, ExecContext& x) {
     zero(dln_, N * C);
     matmul_back(dln_, g_.head, nullptr, s.logits, s.lnf, w_.head, C, d_.Vl, x,
                 "matmul_logits_backward");
-    x.comm.all_reduce_sum(dln_, N * C, x.groups.tp, Stream::tp, "tp_all_reduce_logits_backward");
-    zero(dres, N * C);
-    norm_backward(dres, g_.lnfw, g_.lnfb, dln_, s.output(), w_.lnfw, s.lnf_mean, s.lnf_rstd, x,
+    const float* dpart = scatter_rows(dln_, x, "tp_all_reduce_logits_backward");
+    zero(dres, d_.Ns * C);
+    norm_backward(dres, g_.lnfw, g_.lnfb, dpart, s.output(), w_.lnfw, s.lnf_mean, s.lnf_rstd, x,
                   "ln_f_backward");
   }
   for (size_t i = s.layers.size(); i-- > 0;) {
@@ -360,8 +390,11 @@ void Chunk::backward(Stash& s, float* dres, ExecContext& x) {
   }
   if (first_) {
     x.rec.time("embedding_backward", static_cast<double>(N * C), std::to_string(N) + "x" + std::to_string(C), [&] {
-      if (d_.learned_pos) k::position_backward(g_.wpe, dres, d_.B, d_.T, C);
-      k::embedding_backward(g_.wte, dres, s.tokens.data(), d_.vocab_start, d_.Vl, N, C);
+      if (d_.learned_pos) k::position_backward_rows(g_.wpe, dres, d_.row0, d_.Ns, d_.T, C);
+    });
+    const float* dfull = gathered_grad(dres, x, "tp_all_gather_embedding_backward");
+    x.rec.time("embedding_backward", 0.0, "", [&] {
+      k::embedding_backward(g_.wte, dfull, s.tokens.data(), d_.vocab_start, d_.Vl, N, C);
     });
   }
 }

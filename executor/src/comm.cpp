@@ -28,22 +28,24 @@ void Comm::all_reduce_max(float* x, int64_t n, const Group& g, Stream s, const s
   rec_.add(what, s, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(n), bytes_shape(n), g.name);
 }
 
-void Comm::reduce_scatter_sum(float* x, int64_t block, const Group& g, const std::string& what) {
+void Comm::reduce_scatter_sum(float* x, int64_t block, const Group& g, const std::string& what,
+                              Stream s) {
   if (g.size <= 1) return;
   const double t0 = rec_.now_s();
   // In place: the result lands in this rank's own block.
   std::vector<float> out(static_cast<size_t>(block));
   MPI_Reduce_scatter_block(x, out.data(), count(block), MPI_FLOAT, MPI_SUM, g.comm);
   std::copy(out.begin(), out.end(), x + g.rank * block);
-  rec_.add(what, Stream::dp, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(block * g.size),
+  rec_.add(what, s, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(block * g.size),
            bytes_shape(block * g.size), g.name);
 }
 
-void Comm::all_gather(float* x, int64_t block, const Group& g, const std::string& what) {
+void Comm::all_gather(float* x, int64_t block, const Group& g, const std::string& what,
+                      Stream s) {
   if (g.size <= 1) return;
   const double t0 = rec_.now_s();
   MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x, count(block), MPI_FLOAT, g.comm);
-  rec_.add(what, Stream::dp, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(block * g.size),
+  rec_.add(what, s, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(block * g.size),
            bytes_shape(block * g.size), g.name);
 }
 

@@ -45,8 +45,8 @@ void check_runnable(const PlanFile& pf, int world_size, const std::string& src) 
   if (m.layers % (p.pp * p.vpp) != 0)
     fail("$.plan.pp", "layers must be divisible by pp*vpp for the executor");
   if (p.zero > 1) fail("$.plan.zero", "the executor runs ZeRO 0 or 1 (distributed optimizer)");
-  if (p.sequence_parallel)
-    fail("$.plan.sequence_parallel", "sequence parallelism is not implemented in the CPU executor");
+  if (p.sequence_parallel && (p.micro_batch * m.seq_len) % p.tp != 0)
+    fail("$.plan.sequence_parallel", "micro_batch * seq_len must be divisible by tp");
 }
 
 int threads_per_rank(int requested) {

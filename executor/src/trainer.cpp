@@ -109,7 +109,7 @@ double Trainer::run_schedule() {
       }
       load_micro_batch(*s, st.micro_batch);
       if (!ch.first())
-        comm_.recv(s->input, d.N * d.C, static_cast<int>((v - 1) % p.pp), tag(0, v, st.micro_batch),
+        comm_.recv(s->input, d.Ns * d.C, static_cast<int>((v - 1) % p.pp), tag(0, v, st.micro_batch),
                    g_.pp, "pp_recv_forward");
       if (capture_logits_ && ch.last()) {
         logits_.resize(static_cast<size_t>(M * d.N * d.Vl));
@@ -119,17 +119,17 @@ double Trainer::run_schedule() {
       ctx.logits_copy = nullptr;
       if (ch.last() && g_.coords.tp == 0) loss += l;
       if (!ch.last())
-        comm_.send(s->output(), d.N * d.C, static_cast<int>((v + 1) % p.pp),
+        comm_.send(s->output(), d.Ns * d.C, static_cast<int>((v + 1) % p.pp),
                    tag(0, v + 1, st.micro_batch), g_.pp, "pp_send_forward");
       live_[c][mb] = std::move(s);
     } else {
       std::unique_ptr<Stash> s = std::move(live_[c][mb]);
       if (!ch.last())
-        comm_.recv(dres_.data(), d.N * d.C, static_cast<int>((v + 1) % p.pp),
+        comm_.recv(dres_.data(), d.Ns * d.C, static_cast<int>((v + 1) % p.pp),
                    tag(1, v, st.micro_batch), g_.pp, "pp_recv_backward");
       ch.backward(*s, dres_.data(), ctx);
       if (!ch.first())
-        comm_.send(dres_.data(), d.N * d.C, static_cast<int>((v - 1) % p.pp),
+        comm_.send(dres_.data(), d.Ns * d.C, static_cast<int>((v - 1) % p.pp),
                    tag(1, v - 1, st.micro_batch), g_.pp, "pp_send_backward");
       free_[c].push_back(std::move(s));
     }
@@ -154,6 +154,13 @@ void Trainer::reduce_gradients() {
     comm_.all_reduce_sum(grads_.data() + wte[0]->offset, wte[0]->numel(), g_.embedding,
                          Stream::dp, "embedding_all_reduce");
   }
+  // Sequence parallelism: each TP rank saw only its rows in the norms, residual biases and
+  // positions, so the replicated tensors' gradients are partial sums over TP.
+  if (p.sequence_parallel && p.tp > 1)
+    for (const auto& t : tensors_)
+      if (t.shard_dim < 0)
+        comm_.all_reduce_sum(grads_.data() + t.offset, t.numel(), g_.tp, Stream::tp,
+                             "tp_all_reduce_sp_replicated_grads");
   if (zero1_) {
     comm_.reduce_scatter_sum(grads_.data(), padded_ / p.dp, g_.dp, "dp_reduce_scatter_grads");
     return;

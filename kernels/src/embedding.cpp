@@ -40,4 +40,22 @@ void position_backward(float* dwpe, const float* dout, int64_t B, int64_t T, int
       for (int64_t c = 0; c < C; ++c) dwpe[t * C + c] += dout[(b * T + t) * C + c];
 }
 
+void position_forward_rows(float* out, const float* wpe, int64_t row0, int64_t rows, int64_t T,
+                           int64_t C) {
+#pragma omp parallel for
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t t = (row0 + i) % T;
+    for (int64_t c = 0; c < C; ++c) out[i * C + c] += wpe[t * C + c];
+  }
+}
+
+void position_backward_rows(float* dwpe, const float* dout, int64_t row0, int64_t rows,
+                            int64_t T, int64_t C) {
+  // Serial over rows: rows sharing a position accumulate in a fixed order.
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t t = (row0 + i) % T;
+    for (int64_t c = 0; c < C; ++c) dwpe[t * C + c] += dout[i * C + c];
+  }
+}
+
 }  // namespace parallax::kernels

@@ -77,6 +77,14 @@ TEST_CASE("tp=2 equals the single process", "[executor][mpi]") {
   require_same(reference(), run_plan(dir, "tp2_full", 2, 1, 1, "--recompute full"));
 }
 
+TEST_CASE("sequence parallelism equals the single process", "[executor][mpi]") {
+  const std::string dir = scratch_dir("sp");
+  require_same(reference(), run_plan(dir, "tp2_sp", 2, 1, 1, "--sp"));
+  require_same(reference(), run_plan(dir, "t2p2_sp_full", 2, 2, 1, "--sp --recompute full"));
+  require_same(reference(), run_plan(dir, "t2d2_sp_sel_zero1", 2, 1, 2,
+                                     "--sp --recompute selective --zero 1"));
+}
+
 TEST_CASE("dp=2 equals the single process, with and without ZeRO-1", "[executor][mpi]") {
   const std::string dir = scratch_dir("dp2");
   require_same(reference(), run_plan(dir, "dp2", 1, 1, 2, ""));

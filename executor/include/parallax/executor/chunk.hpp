@@ -22,6 +22,10 @@ struct Dims {
   int64_t Vl = 0;      // local vocabulary rows (padded)
   int64_t vocab_start = 0, vocab_valid = 0;  // global first row; real (unpadded) local rows
   bool layernorm = true, swiglu = false, learned_pos = true;
+  // Sequence parallelism: outside the TP regions (norms, residuals, p2p) a rank holds Ns = N/tp
+  // consecutive rows of the flattened (B*T) sequence, starting at row0. Without it Ns = N, row0 = 0.
+  bool sp = false;
+  int64_t Ns = 0, row0 = 0;
 };
 
 struct LayerWeights {
@@ -35,24 +39,26 @@ struct ChunkWeights {
   std::vector<LayerWeights> layers;
 };
 
+// (Ns, C): rows this rank holds (all rows without sequence parallelism); ln1, ln2 and lnf are
+// kept gathered, (N, C), since the column-parallel GEMMs need them.
 struct LayerActs {
-  float *inp = nullptr;  // the layer's input (previous layer's out or the chunk input)
-  float *ln1 = nullptr, *ln1_mean = nullptr, *ln1_rstd = nullptr;  // (N,C) (N) (N)
+  float *inp = nullptr;  // (Ns, C) the layer's input (previous layer's out or the chunk input)
+  float *ln1 = nullptr, *ln1_mean = nullptr, *ln1_rstd = nullptr;  // (N,C) (Ns) (Ns)
   float *qkv = nullptr;    // (N, 3Ct)
   float *att = nullptr;    // (B, NH, T, T)
   float *atty = nullptr;   // (N, Ct)
-  float *resid2 = nullptr; // (N, C)
+  float *resid2 = nullptr; // (Ns, C)
   float *ln2 = nullptr, *ln2_mean = nullptr, *ln2_rstd = nullptr;
   float *fch = nullptr;     // (N, fc_out)
   float *fch_act = nullptr; // (N, F)
-  float *out = nullptr;     // (N, C)
+  float *out = nullptr;     // (Ns, C)
 };
 
 // What one micro-batch keeps between its forward and backward on this chunk.
 struct Stash {
   std::vector<float> data;
   std::vector<int32_t> tokens, targets;  // (N)
-  float* input = nullptr;                 // (N, C)
+  float* input = nullptr;                 // (Ns, C)
   std::vector<LayerActs> layers;          // pointers of recomputed parts are null
   std::vector<bool> recomputed;           // per layer: full recompute
   float *lnf = nullptr, *lnf_mean = nullptr, *lnf_rstd = nullptr;  // last chunk
@@ -86,7 +92,7 @@ class Chunk {
   // the received activations. Last chunk: returns the sum of this micro-batch's token losses
   // times dloss and leaves dlogits in the stash; otherwise 0.
   double forward(Stash& s, float dloss, ExecContext& x);
-  // Backward. Last chunk: from the stash's dlogits; otherwise dres (N, C) holds the gradient of
+  // Backward. Last chunk: from the stash's dlogits; otherwise dres (Ns, C) holds the gradient of
   // the chunk output. Leaves the gradient of the chunk input in dres.
   void backward(Stash& s, float* dres, ExecContext& x);
 
@@ -94,6 +100,13 @@ class Chunk {
   void layer_forward(const LayerWeights& w, const LayerActs& a, ExecContext& x);
   void layer_backward(const LayerWeights& w, const LayerWeights& g, const LayerActs& a,
                       float* dres, ExecContext& x);
+  // Sequence parallelism's conjugate pair (plain TP without it): the own rows of `full` are
+  // all-gathered (no-op without SP) / `full` (N, C) partial sums are reduce-scattered to the own
+  // rows (all-reduced without SP); returns the rows this rank holds.
+  void gather_rows(float* full, ExecContext& x, const char* name);
+  float* scatter_rows(float* full, ExecContext& x, const char* name);
+  // dres (Ns, C) gathered into dres_full_ (N, C); without SP dres itself.
+  const float* gathered_grad(const float* dres, ExecContext& x, const char* name);
   void norm_forward(float* out, float* mean, float* rstd, const float* inp, const float* w,
                     const float* b, ExecContext& x, const char* name);
   void norm_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp,
@@ -118,6 +131,7 @@ class Chunk {
   LayerActs work_;  // full layer activations for recomputation
   float *tmp_ = nullptr, *dln_ = nullptr, *dqkv_ = nullptr, *datty_ = nullptr;
   float *dfch_ = nullptr, *dfch_act_ = nullptr, *att_scratch_ = nullptr, *atty_scratch_ = nullptr;
+  float* dres_full_ = nullptr;
 };
 
 }  // namespace parallax::exec

@@ -19,9 +19,11 @@ class Comm {
   void all_reduce_sum(float* x, int64_t n, const Group& g, Stream s, const std::string& what);
   void all_reduce_max(float* x, int64_t n, const Group& g, Stream s, const std::string& what);
   // x holds g.size blocks of `block` elements; afterwards block g.rank holds the sum.
-  void reduce_scatter_sum(float* x, int64_t block, const Group& g, const std::string& what);
+  void reduce_scatter_sum(float* x, int64_t block, const Group& g, const std::string& what,
+                          Stream s = Stream::dp);
   // x holds g.size blocks; each rank contributes its own block, all receive all.
-  void all_gather(float* x, int64_t block, const Group& g, const std::string& what);
+  void all_gather(float* x, int64_t block, const Group& g, const std::string& what,
+                  Stream s = Stream::dp);
   double all_reduce_sum_double(double x, const Group& g);
 
   // Non-blocking send (the buffer is copied and kept until wait_sends); blocking receive.

@@ -63,6 +63,12 @@ void embedding_backward(float* dwte, const float* dout, const int32_t* tokens,
 // Learned positions: out (B, T, C) += wpe (T, C); dwpe += sum over B of dout.
 void position_forward(float* out, const float* wpe, int64_t B, int64_t T, int64_t C);
 void position_backward(float* dwpe, const float* dout, int64_t B, int64_t T, int64_t C);
+// The same for `rows` consecutive rows of the flattened (B*T) sequence starting at row0 (the
+// rows a rank holds under sequence parallelism): row i has position (row0 + i) mod T.
+void position_forward_rows(float* out, const float* wpe, int64_t row0, int64_t rows, int64_t T,
+                           int64_t C);
+void position_backward_rows(float* dwpe, const float* dout, int64_t row0, int64_t rows,
+                            int64_t T, int64_t C);
 
 // Vocab-parallel cross-entropy in three passes around the TP all-reduces. logits (N, V_local);
 // the first `valid` columns are real vocabulary, the rest padding (ignored).

@@ -122,7 +122,8 @@ void run_plan(const PlanArgs& a) {
   in.options = search_options(a.search);
   in.top_k = a.simulate_top;
   in.threads = a.threads;
-  const SearchResult res = search_plans(in, in.top_k > 0 ? simulator_refiner(in) : Refiner{},
+  const Topology topo(in.cluster);
+  const SearchResult res = search_plans(in, topo, in.top_k > 0 ? simulator_refiner(in, topo) : Refiner{},
                                         a.json ? Progress{} : progress_bar());
   if (a.explain && res.plans.empty()) std::cerr << rejections_text(res);
   if (res.plans.empty()) no_plan(res, in);
@@ -137,7 +138,7 @@ void run_plan(const PlanArgs& a) {
     const PlanFile f = read_plan_file(read_json_file(a.compare), a.compare);
     RankedPlan r;
     r.plan = f.plan;
-    r.prediction = predict(in.model, in.cluster, in.job, f.plan, in.profile);
+    r.prediction = predict(in.model, topo, in.job, f.plan, in.profile);
     r.time_s = r.prediction.iteration_time_s;
     compared = r;
   }

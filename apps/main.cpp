@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   parallax::cli::add_export_command(app);
   parallax::cli::add_report_command(app);
   parallax::cli::add_simulate_command(app);
+  parallax::cli::add_topo_command(app);
+  parallax::cli::add_placement_command(app);
 #ifdef PARALLAX_HAVE_EXECUTOR
   parallax::cli::add_run_command(app);
   parallax::cli::add_launch_command(app);

@@ -167,7 +167,7 @@ IntraNodeFabric read_intra(JsonObjectReader& r) {
 InterNodeNetwork read_inter(JsonObjectReader& r) {
   expect_keys(r, {"kind", "nics_per_node", "nic_bandwidth_bytes_per_s",
                   "nic_effective_bandwidth_bytes_per_s", "rail_optimized", "tiers", "switch_radix",
-                  "oversubscription", "latency_s"});
+                  "oversubscription", "latency_s", "gpu_nic"});
   InterNodeNetwork n;
   n.kind = nonempty_string(r, "kind");
   n.nics_per_node = r.get_int("nics_per_node", 1, kMaxNicsPerNode);
@@ -183,6 +183,17 @@ InterNodeNetwork read_inter(JsonObjectReader& r) {
   n.switch_radix = r.get_int("switch_radix", 2, kMaxSwitchRadix);
   n.oversubscription = r.get_number("oversubscription", 1, 64);
   n.latency_s = latency(r, "latency_s");
+  if (r.has("gpu_nic")) {
+    const json& rails = r.raw("gpu_nic");
+    if (!rails.is_array()) r.fail("gpu_nic", "must be an array of NIC indices, one per GPU");
+    for (size_t i = 0; i < rails.size(); ++i) {
+      const json& v = rails[i];
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= n.nics_per_node)
+        r.fail("gpu_nic", "entry " + std::to_string(i) + " must be a NIC index in [0, " +
+                              std::to_string(n.nics_per_node) + ") (got " + describe_value(v) + ")");
+      n.gpu_nic.push_back(v.get<int64_t>());
+    }
+  }
   return n;
 }
 
@@ -206,6 +217,10 @@ ClusterSpec read_cluster(JsonObjectReader& r) {
   c.intra = read_intra(intra);
   JsonObjectReader inter = r.object("inter_node");
   c.inter = read_inter(inter);
+  if (!c.inter.gpu_nic.empty() && static_cast<int64_t>(c.inter.gpu_nic.size()) != c.gpus_per_node)
+    inter.fail("gpu_nic", "must list one NIC per GPU: gpus_per_node is " +
+                              std::to_string(c.gpus_per_node) + " (got " +
+                              std::to_string(c.inter.gpu_nic.size()) + " entries)");
   c.profile = nonempty_string(r, "profile");
   return c;
 }
@@ -286,7 +301,7 @@ json to_json(const GpuSpec& g) {
 json to_json(const ClusterSpec& c) {
   const IntraNodeFabric& a = c.intra;
   const InterNodeNetwork& e = c.inter;
-  return {{"name", c.name},
+  json out = {{"name", c.name},
           {"source", c.source},
           {"gpu", to_json(c.gpu)},  // inline, so the file does not depend on the preset table
           {"nodes", c.nodes},
@@ -308,6 +323,8 @@ json to_json(const ClusterSpec& c) {
             {"oversubscription", e.oversubscription},
             {"latency_s", e.latency_s}}},
           {"profile", c.profile}};
+  if (!e.gpu_nic.empty()) out["inter_node"]["gpu_nic"] = e.gpu_nic;
+  return out;
 }
 
 json to_json(const JobSpec& j) {

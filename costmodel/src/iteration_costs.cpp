@@ -4,9 +4,9 @@
 #include <string>
 
 #include "parallax/core/error.hpp"
-#include "parallax/costmodel/comm.hpp"
 #include "parallax/costmodel/memory.hpp"
 #include "parallax/costmodel/ops.hpp"
+#include "parallax/topologies/topology.hpp"
 
 namespace parallax {
 namespace {
@@ -49,39 +49,50 @@ PhaseTimes phase_times(const std::vector<Op>& ops, const Rates& r) {
   return t;
 }
 
-double comm_time(const std::vector<CommOp>& ops, const ClusterSpec& c, const GroupSpan& tp) {
-  double t = 0;
-  for (const CommOp& op : ops) {
-    switch (op.kind) {
-      case CommKind::tp_all_reduce: t += collective_time_s(c, Collective::all_reduce, tp, op.bytes); break;
-      case CommKind::tp_reduce_scatter:
-        t += collective_time_s(c, Collective::reduce_scatter, tp, op.bytes);
-        break;
-      case CommKind::tp_all_gather: t += collective_time_s(c, Collective::all_gather, tp, op.bytes); break;
-      case CommKind::none: break;
+// TP communication of an op list on the slowest of a stage's TP groups.
+double comm_time(const std::vector<CommOp>& ops, const std::vector<GroupCost>& tp) {
+  double worst = 0;
+  for (const GroupCost& g : tp) {
+    double t = 0;
+    for (const CommOp& op : ops) {
+      switch (op.kind) {
+        case CommKind::tp_all_reduce: t += collective_time_s(g, Collective::all_reduce, op.bytes); break;
+        case CommKind::tp_reduce_scatter: t += collective_time_s(g, Collective::reduce_scatter, op.bytes); break;
+        case CommKind::tp_all_gather: t += collective_time_s(g, Collective::all_gather, op.bytes); break;
+        case CommKind::none: break;
+      }
     }
+    worst = std::max(worst, t);
   }
-  return t;
+  return worst;
 }
 
-// Data-parallel gradient synchronisation of one stage's parameters, per iteration.
-double dp_time(const ClusterSpec& c, const PlanSpec& p, const GroupSpan& dp, double params,
+// Data-parallel gradient synchronisation of one stage's parameters, per iteration, on the slowest
+// of the stage's DP groups.
+double dp_time(const PlanSpec& p, const std::vector<GroupCost>& dp, double params,
                double grad_elem_bytes, double weight_elem_bytes) {
   if (p.dp <= 1) return 0;
   const double grads = params * grad_elem_bytes;
   const double weights = params * weight_elem_bytes;
   switch (p.zero) {
-    case 0: return collective_time_s(c, Collective::all_reduce, dp, grads);
+    case 0: return max_collective_time_s(dp, Collective::all_reduce, grads);
     case 1:
-    case 2:
-      return collective_time_s(c, Collective::reduce_scatter, dp, grads) +
-             collective_time_s(c, Collective::all_gather, dp, weights);
+    case 2: {
+      double worst = 0;
+      for (const GroupCost& g : dp)
+        worst = std::max(worst, collective_time_s(g, Collective::reduce_scatter, grads) +
+                                    collective_time_s(g, Collective::all_gather, weights));
+      return worst;
+    }
     default: {
       // ZeRO-3 gathers the weights for every forward and backward of every micro-batch and
       // reduce-scatters the gradients of each micro-batch.
       const double m = static_cast<double>(p.num_micro_batches);
-      return m * (2 * collective_time_s(c, Collective::all_gather, dp, weights) +
-                  collective_time_s(c, Collective::reduce_scatter, dp, grads));
+      double worst = 0;
+      for (const GroupCost& g : dp)
+        worst = std::max(worst, m * (2 * collective_time_s(g, Collective::all_gather, weights) +
+                                     collective_time_s(g, Collective::reduce_scatter, grads)));
+      return worst;
     }
   }
 }
@@ -90,6 +101,13 @@ double dp_time(const ClusterSpec& c, const PlanSpec& p, const GroupSpan& dp, dou
 
 IterationCosts iteration_costs(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j,
                                const PlanSpec& p, const EfficiencyProfile& prof) {
+  const Topology topo(c);
+  return iteration_costs(m, topo, j, p, prof);
+}
+
+IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const JobSpec& j,
+                               const PlanSpec& p, const EfficiencyProfile& prof) {
+  const ClusterSpec& c = topo.spec();
   IterationCosts out;
   out.peak_flops_per_s = c.gpu.peak(j.dtype);
   if (out.peak_flops_per_s <= 0) {
@@ -99,24 +117,25 @@ IterationCosts iteration_costs(const ModelSpec& m, const ClusterSpec& c, const J
   const Rates rates{out.peak_flops_per_s, c.gpu.hbm_bandwidth_bytes_per_s,
                     prof.framework(j.framework).compute_efficiency_scale, &prof};
   const ShardShape sh = shard_shape(m, j, p);
-  const PlanSpans spans = plan_spans(p, c.gpus_per_node);
+  const PlanComm& comm = topo.plan_comm(p);
   const int64_t layers = m.layers / p.pp;
   const int64_t recomputed =
       p.recompute == Recompute::full && p.recompute_layers > 0 ? p.recompute_layers : layers;
 
   const PhaseTimes lt_rec = phase_times(layer_ops(m, sh, p.recompute), rates);
   const PhaseTimes lt_plain = phase_times(layer_ops(m, sh, Recompute::none), rates);
-  const double tp_rec = comm_time(layer_comm(m, sh, p.recompute), c, spans.tp);
-  const double tp_plain = comm_time(layer_comm(m, sh, Recompute::none), c, spans.tp);
+  const std::vector<CommOp> comm_rec = layer_comm(m, sh, p.recompute);
+  const std::vector<CommOp> comm_plain = layer_comm(m, sh, Recompute::none);
   const PhaseTimes emb = phase_times(embedding_ops(m, sh), rates);
   const PhaseTimes head = phase_times(head_ops(m, sh), rates);
-  const double tp_emb = comm_time(embedding_comm(m, sh), c, spans.tp);
-  const double tp_head = comm_time(head_comm(m, sh), c, spans.tp);
 
   const double n_rec = static_cast<double>(p.recompute == Recompute::full ? recomputed : layers);
   const double n_plain = static_cast<double>(layers) - n_rec;
   const double exposed_tp = 1 - prof.tp_overlap;
   for (int64_t k = 0; k < p.pp; ++k) {
+    const std::vector<GroupCost>& tp_groups = comm.tp_by_stage[static_cast<size_t>(k)];
+    const double tp_rec = comm_time(comm_rec, tp_groups);
+    const double tp_plain = comm_time(comm_plain, tp_groups);
     StageTime st;
     st.forward_s = n_rec * lt_rec.forward + n_plain * lt_plain.forward;
     st.backward_s = n_rec * lt_rec.backward + n_plain * lt_plain.backward;
@@ -125,12 +144,12 @@ IterationCosts iteration_costs(const ModelSpec& m, const ClusterSpec& c, const J
     if (k == 0) {
       st.forward_s += emb.forward;
       st.backward_s += emb.backward;
-      tp += tp_emb;
+      tp += comm_time(embedding_comm(m, sh), tp_groups);
     }
     if (k == p.pp - 1) {
       st.forward_s += head.forward;
       st.backward_s += head.backward;
-      tp += tp_head;
+      tp += comm_time(head_comm(m, sh), tp_groups);
     }
     st.tp_comm_s = exposed_tp * tp;
     out.stages.push_back(st);
@@ -140,9 +159,12 @@ IterationCosts iteration_costs(const ModelSpec& m, const ClusterSpec& c, const J
   // without SP the receiver all-gathers the slices over NVLink.
   if (p.pp > 1) {
     const double bytes = static_cast<double>(p.micro_batch * m.seq_len * m.hidden) * sh.act_bytes;
-    out.p2p_s = p2p_time_s(c, spans.pp_crosses_nodes, bytes / static_cast<double>(p.tp));
+    out.p2p_s = max_p2p_time_s(comm.p2p, bytes / static_cast<double>(p.tp));
     if (!p.sequence_parallel && p.tp > 1) {
-      out.p2p_s += collective_time_s(c, Collective::all_gather, spans.tp, bytes);
+      double gather = 0;
+      for (const auto& tp_groups : comm.tp_by_stage)
+        gather = std::max(gather, max_collective_time_s(tp_groups, Collective::all_gather, bytes));
+      out.p2p_s += gather;
     }
   }
   out.p2p_exposed_fraction = 1 - prof.pp_overlap;
@@ -154,15 +176,14 @@ IterationCosts iteration_costs(const ModelSpec& m, const ClusterSpec& c, const J
       rates.mem_bytes_per_s * prof.memory_bound_efficiency * rates.scale;
   for (int64_t k = 0; k < p.pp; ++k) {
     const double params = stage_params_per_rank(m, p, k);
-    out.dp_s.push_back(dp_time(c, p, spans.dp, params, grad_elem, pb.weights));
+    out.dp_s.push_back(dp_time(p, comm.dp_by_stage[static_cast<size_t>(k)], params, grad_elem, pb.weights));
     out.optimizer_s.push_back(params / (p.zero >= 1 ? dp : 1) * kOptimizerBytesPerParam / mem_rate);
   }
   out.dp_exposed_fraction = 1 - prof.dp_overlap;
   if (p.pp > 1 && m.tied_embeddings) {
     const double emb_bytes = static_cast<double>(sh.padded_vocab) / static_cast<double>(p.tp) *
                              static_cast<double>(m.hidden) * grad_elem;
-    out.embedding_sync_s = collective_time_s(
-        c, Collective::all_reduce, GroupSpan{2, spans.pp_crosses_nodes ? 2 : 1, 1}, emb_bytes);
+    out.embedding_sync_s = max_collective_time_s(comm.embedding, Collective::all_reduce, emb_bytes);
   }
   return out;
 }

@@ -13,8 +13,15 @@ namespace parallax {
 
 Prediction predict(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j, const PlanSpec& p,
                    const EfficiencyProfile& prof) {
+  const Topology topo(c);
+  return predict(m, topo, j, p, prof);
+}
+
+Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, const PlanSpec& p,
+                   const EfficiencyProfile& prof) {
+  const ClusterSpec& c = topo.spec();
   Prediction out;
-  const IterationCosts costs = iteration_costs(m, c, j, p, prof);
+  const IterationCosts costs = iteration_costs(m, topo, j, p, prof);
   out.stage_times = costs.stages;
 
   const double vpp = static_cast<double>(p.vpp);

@@ -29,7 +29,8 @@ std::vector<CapacityRow> capacity_sweep(const PlannerInputs& base,
     in.gpus = n;
     // The top few are re-timed by the event simulator, as `parallax plan` does.
     in.top_k = std::min<int64_t>(in.top_k, 8);
-    const SearchResult res = search_plans(in, simulator_refiner(in));
+    const Topology topo(in.cluster);
+    const SearchResult res = search_plans(in, topo, simulator_refiner(in, topo));
     if (res.plans.empty()) {
       row.no_plan_reason = res.evaluated == 0 ? "no plan passes the divisibility/trainer rules"
                                               : "no admitted plan fits in memory";
@@ -102,7 +103,8 @@ std::vector<FamilyMember> model_family(const std::string& name) {
 namespace {
 
 // Best (fewest GPU-hours) GPU count for one member, among counts that finish within max_days.
-BudgetCandidate best_count(const BudgetInputs& in, const FamilyMember& fm, double tokens) {
+BudgetCandidate best_count(const BudgetInputs& in, const Topology& topo, const FamilyMember& fm,
+                           double tokens) {
   BudgetCandidate best;
   best.member = fm;
   best.tokens = tokens;
@@ -114,7 +116,7 @@ BudgetCandidate best_count(const BudgetInputs& in, const FamilyMember& fm, doubl
     pi.gpus = n;
     pi.profile = in.profile;
     pi.options = in.options;
-    const SearchResult res = search_plans(pi);
+    const SearchResult res = search_plans(pi, topo);
     if (res.plans.empty()) continue;
     const RankedPlan& r = res.plans.front();
     const double days = days_to_train(r, tokens, fm.model.seq_len, in.job.global_batch);
@@ -134,10 +136,11 @@ BudgetCandidate best_count(const BudgetInputs& in, const FamilyMember& fm, doubl
 
 BudgetAnswer budget_search(const BudgetInputs& in) {
   BudgetAnswer out;
+  const Topology topo(in.cluster);  // built once: every member and GPU count shares its analyses
   int misses = 0;
   for (const FamilyMember& fm : model_family(in.family)) {
     const double tokens = in.tokens > 0 ? in.tokens : in.tokens_per_param * fm.params;
-    BudgetCandidate c = best_count(in, fm, tokens);
+    BudgetCandidate c = best_count(in, topo, fm, tokens);
     if (!c.plan) {
       // No runnable plan within max_days (e.g. layers with few divisors): try the next member,
       // but two in a row past an answer mean the family has outgrown the cluster.

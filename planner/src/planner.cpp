@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 namespace parallax {
@@ -18,8 +20,8 @@ bool better(const RankedPlan& a, const RankedPlan& b) {
   return a.headroom_bytes() > b.headroom_bytes();
 }
 
-std::vector<RankedPlan> predict_all(const PlannerInputs& in, const std::vector<PlanSpec>& plans,
-                                    const Progress& progress) {
+std::vector<RankedPlan> predict_all(const PlannerInputs& in, const Topology& topo,
+                                    const std::vector<PlanSpec>& plans, const Progress& progress) {
   std::vector<RankedPlan> out(plans.size());
   std::atomic<int64_t> next{0};
   std::atomic<int64_t> done{0};
@@ -28,7 +30,7 @@ std::vector<RankedPlan> predict_all(const PlannerInputs& in, const std::vector<P
     for (int64_t i = next++; i < total; i = next++) {
       RankedPlan& r = out[static_cast<size_t>(i)];
       r.plan = plans[static_cast<size_t>(i)];
-      r.prediction = predict(in.model, in.cluster, in.job, r.plan, in.profile);
+      r.prediction = predict(in.model, topo, in.job, r.plan, in.profile);
       r.time_s = r.prediction.iteration_time_s;
       ++done;
     }
@@ -54,6 +56,12 @@ std::vector<RankedPlan> predict_all(const PlannerInputs& in, const std::vector<P
 
 SearchResult search_plans(const PlannerInputs& in, const Refiner& refine,
                           const Progress& progress) {
+  const Topology topo(in.cluster);
+  return search_plans(in, topo, refine, progress);
+}
+
+SearchResult search_plans(const PlannerInputs& in, const Topology& topo, const Refiner& refine,
+                          const Progress& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   SearchResult res;
   Candidates cands = enumerate_plans(in.model, in.cluster, in.job, in.gpus, in.options);
@@ -62,8 +70,14 @@ SearchResult search_plans(const PlannerInputs& in, const Refiner& refine,
   res.rejected_by_reason = std::move(cands.rejected_by_reason);
   res.evaluated = static_cast<int64_t>(cands.admitted.size());
 
-  std::vector<RankedPlan> all = predict_all(in, cands.admitted, progress);
+  std::vector<RankedPlan> all = predict_all(in, topo, cands.admitted, progress);
   for (RankedPlan& r : all) {
+    // A non-finite time is a cost-model bug; ranking it would silently put it first or last.
+    if (!std::isfinite(r.time_s)) {
+      throw std::logic_error("cost model gave a non-finite iteration time for tp=" +
+                             std::to_string(r.plan.tp) + " pp=" + std::to_string(r.plan.pp) +
+                             " dp=" + std::to_string(r.plan.dp));
+    }
     if (r.prediction.fits) {
       res.plans.push_back(std::move(r));
       continue;

@@ -36,13 +36,13 @@ SensitivityReport sensitivity_analysis(const PlannerInputs& in, const SearchResu
   const PlanSpec& winner = base.plans.front().plan;
   for (const Perturbation& pert : cases) {
     const EfficiencyProfile prof = scaled(in.profile, pert.compute_scale);
-    const ClusterSpec cl = scaled(in.cluster, pert.nvlink_scale, pert.network_scale);
+    const Topology topo(scaled(in.cluster, pert.nvlink_scale, pert.network_scale));
     std::vector<RankedPlan> ranked;
     ranked.reserve(base.plans.size());
     for (const RankedPlan& r : base.plans) {
       RankedPlan x;
       x.plan = r.plan;
-      x.prediction = predict(in.model, cl, in.job, r.plan, prof);
+      x.prediction = predict(in.model, topo, in.job, r.plan, prof);
       x.time_s = x.prediction.iteration_time_s;
       ranked.push_back(std::move(x));
     }

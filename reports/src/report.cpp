@@ -72,7 +72,8 @@ ReportData build_report(const ReportInputs& in,
   ReportData d;
   d.in = in;
   say("planning");
-  d.search = search_plans(in.planner, simulator_refiner(in.planner));
+  const Topology topo(in.planner.cluster);
+  d.search = search_plans(in.planner, topo, simulator_refiner(in.planner, topo));
   if (d.search.plans.empty()) {
     throw InputError("command line", "--gpus",
                      "no plan fits for " + std::to_string(in.planner.gpus) +
@@ -80,7 +81,7 @@ ReportData build_report(const ReportInputs& in,
   }
   say("simulating the winner");
   const RankedPlan& win = d.search.plans.front();
-  d.sim = simulate(make_sim_inputs(in.planner.model, in.planner.cluster, in.planner.job, win.plan,
+  d.sim = simulate(make_sim_inputs(in.planner.model, topo, in.planner.job, win.plan,
                                    in.planner.profile));
   say("scaling curve");
   const std::vector<int64_t> counts = in.gpu_counts.empty() ? default_counts(in) : in.gpu_counts;

@@ -6,14 +6,20 @@
 #include "parallax/costmodel/iteration_costs.hpp"
 #include "parallax/costmodel/memory.hpp"
 #include "parallax/costmodel/ops.hpp"
+#include "parallax/topologies/topology.hpp"
 
 namespace parallax {
 
 SimInputs make_sim_inputs(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j,
                           const PlanSpec& p, const EfficiencyProfile& prof) {
+  return make_sim_inputs(m, Topology(c), j, p, prof);
+}
+
+SimInputs make_sim_inputs(const ModelSpec& m, const Topology& topo, const JobSpec& j,
+                          const PlanSpec& p, const EfficiencyProfile& prof) {
   SimInputs in;
   in.table = make_schedule(p.schedule, p.pp, p.vpp, p.num_micro_batches);
-  const IterationCosts costs = iteration_costs(m, c, j, p, prof);
+  const IterationCosts costs = iteration_costs(m, topo, j, p, prof);
   const std::vector<StageMemory> mem = stage_memory(m, j, p);
   const double vpp = static_cast<double>(p.vpp);
   const double stash = stage_activation_bytes_per_micro_batch(m, j, p);

@@ -4,6 +4,7 @@
 // its numbers come from.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "parallax/core/gpu_spec.hpp"
 
@@ -30,6 +31,10 @@ struct InterNodeNetwork {
   int64_t switch_radix = 0;                        // ports per switch
   double oversubscription = 1.0;                   // >= 1; 1 = full bisection (fat tree)
   double latency_s = 0;                            // per hop/step of a collective
+  // GPU-to-NIC rails: gpu_nic[g] is the NIC that local GPU g sends through. Empty = the usual
+  // wiring, GPU g on NIC g * nics_per_node / gpus_per_node (one NIC per GPU on DGX A100/H100,
+  // one per pair of GPUs on DGX-2).
+  std::vector<int64_t> gpu_nic;
 };
 
 struct ClusterSpec {

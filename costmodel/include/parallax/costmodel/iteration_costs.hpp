@@ -10,6 +10,7 @@
 #include "parallax/core/model_spec.hpp"
 #include "parallax/core/plan_spec.hpp"
 #include "parallax/costmodel/profile.hpp"
+#include "parallax/topologies/topology.hpp"
 
 namespace parallax {
 
@@ -36,7 +37,12 @@ struct IterationCosts {
 };
 
 // Throws InputError when the GPU lacks the dtype or the profile lacks the framework.
+// Communication times come from the cluster graph (topologies): the plan's placement decides
+// which GPUs form each TP/DP/PP group and which links the groups share.
 IterationCosts iteration_costs(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j,
+                               const PlanSpec& p, const EfficiencyProfile& prof);
+// The same with a topology built once and reused (its plan analyses are memoised).
+IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const JobSpec& j,
                                const PlanSpec& p, const EfficiencyProfile& prof);
 
 }  // namespace parallax

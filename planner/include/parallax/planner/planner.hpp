@@ -12,6 +12,7 @@
 #include "parallax/costmodel/predict.hpp"
 #include "parallax/costmodel/profile.hpp"
 #include "parallax/planner/search_space.hpp"
+#include "parallax/topologies/topology.hpp"
 
 namespace parallax {
 
@@ -53,7 +54,11 @@ using Progress = std::function<void(int64_t, int64_t)>;
 
 inline constexpr const char* kMemoryRule = "fits-in-memory";
 
+// Builds the cluster's Topology once and predicts every admitted plan on it.
 SearchResult search_plans(const PlannerInputs& in, const Refiner& refine = {},
+                          const Progress& progress = {});
+// The same on a Topology the caller already built (it must be of in.cluster).
+SearchResult search_plans(const PlannerInputs& in, const Topology& topo, const Refiner& refine = {},
                           const Progress& progress = {});
 
 // Why `a` is faster than `b`: the time parts that differ most, and the plan fields that differ.

@@ -5,6 +5,7 @@
 
 namespace parallax {
 
-Refiner simulator_refiner(const PlannerInputs& in);
+// Simulates on `topo` (built once for the search; must outlive the refiner).
+Refiner simulator_refiner(const PlannerInputs& in, const Topology& topo);
 
 }  // namespace parallax

@@ -14,6 +14,8 @@
 
 namespace parallax {
 
+class Topology;
+
 // One pipeline rank, one chunk (1/vpp of the rank's layers), one micro-batch.
 struct RankCosts {
   double forward_s = 0;         // forward compute of one chunk
@@ -45,7 +47,11 @@ inline constexpr double kDpBucketParams = 40e6;
 
 // Costs of the plan from iteration_costs() and stage_memory(). Inputs must satisfy validate_plan
 // and the plan's schedule must be runnable (make_schedule throws InputError otherwise).
+// The ClusterSpec form builds the cluster graph (milliseconds); callers simulating many plans on one
+// cluster pass a Topology, whose plan analyses are memoised.
 SimInputs make_sim_inputs(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j,
+                          const PlanSpec& p, const EfficiencyProfile& prof);
+SimInputs make_sim_inputs(const ModelSpec& m, const Topology& topo, const JobSpec& j,
                           const PlanSpec& p, const EfficiencyProfile& prof);
 
 }  // namespace parallax

@@ -1,0 +1,75 @@
+// Node descriptions imported from an NCCL topology dump and from `nvidia-smi topo -m` (samples in
+// tests/data, a DGX A100: 8 GPUs x 12 NVLinks to NVSwitches, 8 HDR NICs, GPU i next to mlx5_i).
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "parallax/core/presets.hpp"
+#include "parallax/topologies/import.hpp"
+#include "parallax/topologies/topology.hpp"
+
+using namespace parallax;
+
+namespace {
+
+std::string read_data(const std::string& name) {
+  std::ifstream in(std::string(PARALLAX_SOURCE_DIR) + "/tests/data/" + name);
+  REQUIRE(in.good());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void check_dgx_a100(const NodeDescription& d) {
+  REQUIRE(d.gpu_vertices().size() == 8);
+  REQUIRE(d.nic_vertices().size() == 8);
+  CHECK(d.gpu_nic == std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
+  int switches = 0;
+  for (const NodeVertex& v : d.vertices) switches += v.kind == VertexKind::nvswitch;
+  CHECK(switches == 1);
+  for (const NodeLink& l : d.links) {
+    const bool nic = d.vertices[static_cast<size_t>(l.to)].kind == VertexKind::nic;
+    // 12 NVLinks x 25 GB/s; HDR 200 Gb/s = 25 GB/s.
+    CHECK(l.bandwidth_bytes_per_s == Approx(nic ? 25e9 : 300e9));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("NCCL topology dump of a DGX A100") {
+  const NodeDescription d = import_nccl_topology_xml(read_data("dgx-a100-nccl-topo.xml"), "dgx-a100-nccl-topo.xml");
+  check_dgx_a100(d);
+  CHECK(d.vertices[8].name == "mlx5_0");
+}
+
+TEST_CASE("nvidia-smi topo -m of a DGX A100") {
+  const NodeDescription d = import_nvidia_smi_topo(read_data("dgx-a100-nvidia-smi-topo.txt"), "smi.txt");
+  check_dgx_a100(d);
+}
+
+TEST_CASE("an imported node in the superpod costs what the preset's node costs") {
+  const ClusterSpec c = load_cluster("dgx-a100-superpod");
+  const NodeDescription d = import_nccl_topology_xml(read_data("dgx-a100-nccl-topo.xml"), "x");
+  const Topology imported(c, d);
+  const Topology preset(c);
+  std::vector<int64_t> g;
+  for (int64_t i = 0; i < 32; ++i) g.push_back(i);
+  CHECK(collective_time_s(imported.group_cost(g), Collective::all_reduce, 1e9) ==
+        Approx(collective_time_s(preset.group_cost(g), Collective::all_reduce, 1e9)).epsilon(1e-12));
+}
+
+TEST_CASE("an NVLink mesh without NVSwitch becomes direct links plus PCIe") {
+  const std::string smi =
+      "\tGPU0\tGPU1\tGPU2\tGPU3\tNIC0\tCPU Affinity\tNUMA Affinity\n"
+      "GPU0\t X \tNV2\tNV1\tSYS\tPIX\t0-19\t0\n"
+      "GPU1\tNV2\t X \tSYS\tNV1\tPIX\t0-19\t0\n"
+      "GPU2\tNV1\tSYS\t X \tNV2\tSYS\t20-39\t1\n"
+      "GPU3\tSYS\tNV1\tNV2\t X \tSYS\t20-39\t1\n"
+      "NIC0\tPIX\tPIX\tSYS\tSYS\t X \n";
+  const NodeDescription d = import_nvidia_smi_topo(smi, "mesh");
+  int nvlinks = 0;
+  for (const NodeLink& l : d.links) nvlinks += l.kind == LinkKind::nvlink;
+  CHECK(nvlinks == 4);  // 0-1, 0-2, 1-3, 2-3
+  CHECK(d.gpu_nic == std::vector<int64_t>{0, 0, 0, 0});
+}

@@ -1,0 +1,74 @@
+#pragma once
+// A cluster graph plus memoised analyses: the first question about a plan's groups (or a GPU
+// group) routes and shares links once; later questions are a hash lookup and a closed form.
+// Thread-safe: the caches are guarded by a mutex; returned references stay valid for the
+// Topology's lifetime (node-based maps).
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "parallax/core/plan_spec.hpp"
+#include "parallax/topologies/cluster_graph.hpp"
+#include "parallax/topologies/collectives.hpp"
+#include "parallax/topologies/placement.hpp"
+
+namespace parallax {
+
+// Costs of every group a plan communicates in, with all groups of a kind running at once.
+struct PlanComm {
+  // Per pipeline stage, the distinct costs of its TP and DP groups (the slowest one bounds it).
+  std::vector<std::vector<GroupCost>> tp_by_stage;
+  std::vector<std::vector<GroupCost>> dp_by_stage;
+  // Distinct costs of the stage-to-stage transfers (all pipelines' stage k -> k+1 at once).
+  std::vector<P2pCost> p2p;
+  // Distinct costs of the first-last stage pairs (tied-embedding gradient all-reduce).
+  std::vector<GroupCost> embedding;
+  // A TP group spans more than one node.
+  bool tp_crosses_nodes = false;
+};
+
+// Slowest of several groups for one collective.
+double max_collective_time_s(const std::vector<GroupCost>& groups, Collective op, double bytes,
+                             Algorithm algo = Algorithm::automatic);
+double max_p2p_time_s(const std::vector<P2pCost>& costs, double bytes);
+
+class Topology {
+ public:
+  explicit Topology(const ClusterSpec& c);
+  Topology(const ClusterSpec& c, const NodeDescription& node);
+
+  const ClusterGraph& graph() const { return graph_; }
+  const ClusterSpec& spec() const { return graph_.spec(); }
+
+  // Throws InputError when the plan needs more GPUs than the cluster has.
+  const PlanComm& plan_comm(const PlanSpec& p) const;
+  // One group running alone (no other group shares its links); GPUs in ring order.
+  GroupCost group_cost(const std::vector<int64_t>& gpus) const;
+  P2pCost p2p_cost(int64_t src_gpu, int64_t dst_gpu) const;
+
+ private:
+  struct PlanKey {
+    int64_t tp, dp, pp;
+    std::string order;
+    bool operator==(const PlanKey&) const = default;
+  };
+  struct PlanKeyHash {
+    size_t operator()(const PlanKey& k) const;
+  };
+  struct GroupKeyHash {
+    size_t operator()(const std::vector<int64_t>& v) const;
+  };
+
+  PlanComm analyse(const PlanSpec& p) const;
+
+  ClusterGraph graph_;
+  mutable std::mutex mutex_;
+  mutable std::unordered_map<PlanKey, PlanComm, PlanKeyHash> plans_;
+  mutable std::unordered_map<std::vector<int64_t>, GroupCost, GroupKeyHash> groups_;
+};
+
+}  // namespace parallax

@@ -1,0 +1,73 @@
+#include "parallax/topologies/placement.hpp"
+
+#include <sstream>
+
+#include "parallax/core/error.hpp"
+
+namespace parallax {
+namespace {
+
+constexpr std::array<const char*, 4> kDimNames{"tp", "cp", "dp", "pp"};
+
+}  // namespace
+
+const char* to_string(ParallelDim d) { return kDimNames[static_cast<size_t>(d)]; }
+
+Placement::Placement(int64_t tp, int64_t cp, int64_t dp, int64_t pp, const std::string& order)
+    : sizes_{tp, cp, dp, pp}, order_(order) {
+  std::array<bool, 4> seen{};
+  std::stringstream ss(order);
+  std::string part;
+  int64_t stride = 1;
+  while (std::getline(ss, part, '-')) {
+    size_t d = 0;
+    while (d < kDimNames.size() && part != kDimNames[d]) ++d;
+    if (d == kDimNames.size() || seen[d])
+      throw InputError("command line", "--order",
+                       "must name tp, dp and pp (and optionally cp) once each, joined by '-' (got \"" +
+                           order + "\")");
+    seen[d] = true;
+    strides_[d] = stride;
+    stride *= sizes_[d];
+  }
+  for (size_t d = 0; d < seen.size(); ++d) {
+    if (seen[d]) continue;
+    if (static_cast<ParallelDim>(d) != ParallelDim::cp || sizes_[d] != 1)
+      throw InputError("command line", "--order",
+                       std::string("must name ") + kDimNames[d] + " (got \"" + order + "\")");
+    strides_[d] = stride;  // size 1: its coordinate is always 0
+  }
+  for (int64_t s : sizes_)
+    if (s < 1) throw InputError("command line", "--order", "every parallel size must be >= 1");
+}
+
+Placement::Placement(const PlanSpec& p) : Placement(p.tp, 1, p.dp, p.pp, p.order) {}
+
+RankCoords Placement::coords(int64_t rank) const {
+  auto c = [&](ParallelDim d) { return (rank / stride(d)) % size(d); };
+  return {c(ParallelDim::tp), c(ParallelDim::cp), c(ParallelDim::dp), c(ParallelDim::pp)};
+}
+
+int64_t Placement::rank(const RankCoords& c) const {
+  return c.tp * stride(ParallelDim::tp) + c.cp * stride(ParallelDim::cp) +
+         c.dp * stride(ParallelDim::dp) + c.pp * stride(ParallelDim::pp);
+}
+
+std::vector<int64_t> Placement::group_of(ParallelDim d, int64_t r) const {
+  const int64_t s = stride(d);
+  const int64_t first = r - ((r / s) % size(d)) * s;
+  std::vector<int64_t> g;
+  g.reserve(static_cast<size_t>(size(d)));
+  for (int64_t i = 0; i < size(d); ++i) g.push_back(first + i * s);
+  return g;
+}
+
+std::vector<std::vector<int64_t>> Placement::groups(ParallelDim d) const {
+  std::vector<std::vector<int64_t>> out;
+  const int64_t s = stride(d);
+  for (int64_t r = 0; r < world_size(); ++r)
+    if ((r / s) % size(d) == 0) out.push_back(group_of(d, r));
+  return out;
+}
+
+}  // namespace parallax

@@ -1,0 +1,137 @@
+#include "parallax/topologies/topology.hpp"
+
+#include <algorithm>
+#include <functional>
+
+#include "parallax/core/error.hpp"
+
+namespace parallax {
+namespace {
+
+size_t mix(size_t h, uint64_t x) {
+  // boost::hash_combine's mixing step with a 64-bit constant.
+  return h ^ (std::hash<uint64_t>{}(x) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+}
+
+template <class T>
+void push_unique(std::vector<T>& v, const T& x) {
+  if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+}
+
+std::vector<int64_t> to_gpus(const Placement& pl, const std::vector<int64_t>& ranks) {
+  std::vector<int64_t> g;
+  g.reserve(ranks.size());
+  for (int64_t r : ranks) g.push_back(pl.gpu_of_rank(r));
+  return g;
+}
+
+}  // namespace
+
+double max_collective_time_s(const std::vector<GroupCost>& groups, Collective op, double bytes,
+                             Algorithm algo) {
+  double t = 0;
+  for (const GroupCost& g : groups) t = std::max(t, collective_time_s(g, op, bytes, algo));
+  return t;
+}
+
+double max_p2p_time_s(const std::vector<P2pCost>& costs, double bytes) {
+  double t = 0;
+  for (const P2pCost& c : costs) t = std::max(t, p2p_time_s(c, bytes));
+  return t;
+}
+
+size_t Topology::PlanKeyHash::operator()(const PlanKey& k) const {
+  size_t h = std::hash<std::string>{}(k.order);
+  h = mix(h, static_cast<uint64_t>(k.tp));
+  h = mix(h, static_cast<uint64_t>(k.dp));
+  return mix(h, static_cast<uint64_t>(k.pp));
+}
+
+size_t Topology::GroupKeyHash::operator()(const std::vector<int64_t>& v) const {
+  size_t h = v.size();
+  for (int64_t x : v) h = mix(h, static_cast<uint64_t>(x));
+  return h;
+}
+
+Topology::Topology(const ClusterSpec& c) : graph_(c) {}
+Topology::Topology(const ClusterSpec& c, const NodeDescription& node) : graph_(c, node) {}
+
+const PlanComm& Topology::plan_comm(const PlanSpec& p) const {
+  const PlanKey key{p.tp, p.dp, p.pp, p.order};
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = plans_.find(key);
+    if (it != plans_.end()) return it->second;
+  }
+  PlanComm pc = analyse(p);
+  std::lock_guard<std::mutex> lock(mutex_);
+  return plans_.emplace(key, std::move(pc)).first->second;
+}
+
+PlanComm Topology::analyse(const PlanSpec& p) const {
+  const Placement pl(p);
+  if (pl.world_size() > graph_.gpus())
+    throw InputError("plan", "$.plan",
+                     "tp * dp * pp = " + std::to_string(pl.world_size()) + " GPUs exceed cluster " +
+                         spec().name + " (" + std::to_string(graph_.gpus()) + " GPUs)");
+  PlanComm out;
+  out.tp_by_stage.resize(static_cast<size_t>(p.pp));
+  out.dp_by_stage.resize(static_cast<size_t>(p.pp));
+  for (ParallelDim dim : {ParallelDim::tp, ParallelDim::dp}) {
+    const auto rank_groups = pl.groups(dim);
+    std::vector<std::vector<int64_t>> gpu_groups;
+    for (const auto& rg : rank_groups) gpu_groups.push_back(to_gpus(pl, rg));
+    const std::vector<GroupCost> costs = analyse_groups(graph_, gpu_groups);
+    auto& by_stage = dim == ParallelDim::tp ? out.tp_by_stage : out.dp_by_stage;
+    for (size_t i = 0; i < rank_groups.size(); ++i) {
+      const auto stage = static_cast<size_t>(pl.coords(rank_groups[i].front()).pp);
+      push_unique(by_stage[stage], costs[i]);
+      if (dim == ParallelDim::tp && costs[i].nodes > 1) out.tp_crosses_nodes = true;
+    }
+  }
+  if (p.pp > 1) {
+    const auto pipelines = pl.groups(ParallelDim::pp);
+    for (int64_t k = 0; k + 1 < p.pp; ++k) {
+      std::vector<std::pair<int64_t, int64_t>> transfers;
+      for (const auto& pipe : pipelines)
+        transfers.emplace_back(pl.gpu_of_rank(pipe[static_cast<size_t>(k)]),
+                               pl.gpu_of_rank(pipe[static_cast<size_t>(k + 1)]));
+      for (const P2pCost& c : analyse_p2p(graph_, transfers)) push_unique(out.p2p, c);
+    }
+    std::vector<std::vector<int64_t>> pairs;
+    for (const auto& pipe : pipelines)
+      pairs.push_back({pl.gpu_of_rank(pipe.front()), pl.gpu_of_rank(pipe.back())});
+    for (const GroupCost& c : analyse_groups(graph_, pairs)) push_unique(out.embedding, c);
+  }
+  return out;
+}
+
+GroupCost Topology::group_cost(const std::vector<int64_t>& gpus) const {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = groups_.find(gpus);
+    if (it != groups_.end()) return it->second;
+  }
+  for (int64_t gpu : gpus)
+    if (gpu < 0 || gpu >= graph_.gpus())
+      throw InputError("command line", "--ranks",
+                       "rank " + std::to_string(gpu) + " is outside cluster " + spec().name + " (" +
+                           std::to_string(graph_.gpus()) + " GPUs: 0-" + std::to_string(graph_.gpus() - 1) + ")");
+  const std::vector<std::vector<int64_t>> one{gpus};
+  const GroupCost c = analyse_groups(graph_, one).front();
+  std::lock_guard<std::mutex> lock(mutex_);
+  groups_.emplace(gpus, c);
+  return c;
+}
+
+P2pCost Topology::p2p_cost(int64_t src_gpu, int64_t dst_gpu) const {
+  for (int64_t gpu : {src_gpu, dst_gpu})
+    if (gpu < 0 || gpu >= graph_.gpus())
+      throw InputError("command line", "--ranks",
+                       "rank " + std::to_string(gpu) + " is outside cluster " + spec().name + " (" +
+                           std::to_string(graph_.gpus()) + " GPUs)");
+  const std::vector<std::pair<int64_t, int64_t>> t{{src_gpu, dst_gpu}};
+  return analyse_p2p(graph_, t).front();
+}
+
+}  // namespace parallax

@@ -14,5 +14,9 @@ void add_report_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_topo_command(CLI::App& app);
 void add_placement_command(CLI::App& app);
+// parallax run (built with PARALLAX_MPI): runs a plan under mpirun.
+void add_run_command(CLI::App& app);
+// parallax launch: builds, prints and runs the mpirun command of a plan.
+void add_launch_command(CLI::App& app);
 
 }  // namespace parallax::cli

@@ -1,0 +1,94 @@
+// parallax run --plan plan.json [--steps S] [--data FILE] [--out measurements.json]
+//   [--trace trace.json] [--checkpoint-dir DIR] [--resume]: runs the plan for real under mpirun.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "parallax/core/error.hpp"
+#include "parallax/executor/run.hpp"
+#include "parallax/kernels/gemm_path.hpp"
+
+namespace parallax::cli {
+
+namespace {
+
+// OpenBLAS chooses its kernels and libgomp its wait policy when the libraries load, before
+// main. To use the core the CPU flags call for (DESIGN.md §8) and to keep OpenMP threads from
+// spinning against OpenBLAS's own threads (measured: 5-10x slower steps on 2 busy cores), the
+// process re-executes itself once with OPENBLAS_CORETYPE and OMP_WAIT_POLICY=passive set.
+void reexec_with_openblas_coretype() {
+  if (std::getenv("PARALLAX_REEXECUTED") || std::getenv("PARALLAX_NO_REEXEC")) return;
+  const std::string core = kernels::wanted_openblas_coretype();
+  const bool set_core = !core.empty() && !std::getenv("OPENBLAS_CORETYPE");
+  const bool set_wait = !std::getenv("OMP_WAIT_POLICY");
+  if (!set_core && !set_wait) return;
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> args;
+  for (size_t b = 0; b < all.size();) {
+    const size_t e = all.find('\0', b);
+    args.push_back(all.substr(b, e - b));
+    b = e == std::string::npos ? all.size() : e + 1;
+  }
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  if (set_core) setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
+  if (set_wait) setenv("OMP_WAIT_POLICY", "passive", 1);
+  setenv("PARALLAX_REEXECUTED", "1", 1);
+  execv("/proc/self/exe", argv.data());  // returns only on failure: carry on with the default
+}
+
+int run_command(const exec::RunOptions& o) {
+  reexec_with_openblas_coretype();
+  MPI_Init(nullptr, nullptr);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int code = 0;
+  try {
+    exec::run_plan(o);
+  } catch (const InputError& e) {
+    // Bad input is found identically on every rank: rank 0 reports, every rank exits cleanly.
+    if (rank == 0) std::fprintf(stderr, "parallax: error: %s\n", e.what());
+    code = kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "parallax: rank %d: internal error: %s\n", rank, e.what());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Finalize();
+  return code;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto o = std::make_shared<exec::RunOptions>();
+  CLI::App* cmd = app.add_subcommand("run", "Run a plan for real: mpirun -np N parallax run --plan plan.json");
+  cmd->add_option("--plan", o->plan_path, "plan file (parallax predict --out)")->required();
+  cmd->add_option("--steps", o->steps, "training steps")->check(CLI::Range(int64_t{1}, int64_t{1000000}));
+  cmd->add_option("--data", o->data_path, "token file: raw uint16 or llm.c format (default: synthetic)");
+  cmd->add_option("--out", o->out_path, "measurements.json");
+  cmd->add_option("--trace", o->trace_path, "Chrome trace (chrome://tracing, Perfetto)");
+  cmd->add_option("--checkpoint-dir", o->checkpoint_dir, "directory of checkpoints (saved at the end)");
+  cmd->add_option("--checkpoint-every", o->checkpoint_every, "also save every N steps");
+  cmd->add_flag("--resume", o->resume, "continue from the newest complete checkpoint");
+  cmd->add_option("--seed", o->seed, "seed of initialisation and synthetic data");
+  cmd->add_option("--lr", o->lr, "AdamW learning rate")->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--grad-clip", o->grad_clip, "global gradient-norm clip (0 = off)")->check(CLI::Range(0.0, 1e9));
+  cmd->add_option("--threads", o->threads, "threads per rank (default: cores / ranks on the node)");
+  cmd->add_option("--dump-grads", o->dump_grads_dir, "write the first step's reduced gradients here (tests)");
+  cmd->add_flag("--gemm-peak", o->gemm_peak, "also measure the sgemm peak; report the fraction of it reached");
+  cmd->add_option("--fault-kill-rank", o->fault_rank, "tests: this world rank kills itself ...")->group("");
+  cmd->add_option("--fault-step", o->fault_step, "... during this step (1-based)")->group("");
+  cmd->add_flag("--quiet", o->quiet, "no per-step lines");
+  cmd->callback([o] { std::exit(run_command(*o)); });
+}
+
+}  // namespace parallax::cli

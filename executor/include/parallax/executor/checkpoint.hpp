@@ -1,0 +1,29 @@
+#pragma once
+// Checkpoints: DIR/step_NNNNNN/ holds one safetensors file per (tp, pp) shard (written by the
+// DP rank 0 of each; DP replicas are identical, ZeRO-1 optimizer shards are gathered first) with
+// parameters under Hugging Face GPT-2 names and Adam state under "optimizer.m." / "optimizer.v.",
+// and a COMPLETE marker written last. Conv1D weights (c_attn, c_proj, c_fc) are stored in HF's
+// (in, out) layout; word embeddings keep the executor's vocabulary padding (multiple of 128*tp). Loading reassembles global tensors from all files, so a
+// checkpoint of one plan loads into another (resharding over tp, pp and dp).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "parallax/executor/safetensors.hpp"
+#include "parallax/executor/trainer.hpp"
+
+namespace parallax::exec {
+
+void save_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g,
+                     const std::string& plan_json);
+// The newest complete checkpoint that loads (corrupted ones are refused with a message on rank
+// 0 and skipped); returns false when there is none.
+bool load_latest_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g);
+// Writes this rank's gradient shards (after reduction) for tests: DIR/grads_tpX_ppY.safetensors.
+void dump_gradients(const std::string& dir, Trainer& t, const ProcessGroups& g);
+// Reads every *.safetensors in dir and reassembles the global tensors, in the executor's
+// (out, in) layout.
+std::map<std::string, GlobalTensor> read_global_tensors(const std::string& dir,
+                                                        const std::string& prefix = "");
+
+}  // namespace parallax::exec

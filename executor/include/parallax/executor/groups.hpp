@@ -1,0 +1,41 @@
+#pragma once
+// Rank layout and process groups (Megatron-LM's formula, TP fastest-varying by default): with
+// order "a-b-c" (innermost first) and sizes n_a, n_b, n_c,
+//   world_rank = r_a + n_a * (r_b + n_b * r_c).
+// Groups are passed explicitly to everything that communicates; there are no global groups.
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+
+#include "parallax/core/plan_spec.hpp"
+
+namespace parallax::exec {
+
+struct RankCoords {
+  int64_t tp = 0, pp = 0, dp = 0;
+};
+
+// Coordinates of world rank `rank` under the plan's order string.
+RankCoords rank_coords(const PlanSpec& p, int64_t rank);
+// The world rank at the given coordinates.
+int64_t world_rank_of(const PlanSpec& p, const RankCoords& c);
+
+struct Group {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+  int size = 1;
+  std::string name;
+};
+
+struct ProcessGroups {
+  Group world, tp, pp, dp;
+  Group embedding;  // first and last pipeline rank (tied word embeddings with pp > 1)
+  RankCoords coords;
+};
+
+// Collective over MPI_COMM_WORLD: every rank must call it.
+ProcessGroups make_process_groups(const PlanSpec& p);
+void free_process_groups(ProcessGroups& g);
+
+}  // namespace parallax::exec

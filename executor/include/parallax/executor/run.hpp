@@ -1,0 +1,34 @@
+#pragma once
+// `parallax run`: every rank (MPI initialised) builds its groups and model from the plan file,
+// trains, and rank 0 writes measurements.json and the Chrome trace.
+#include <cstdint>
+#include <string>
+
+namespace parallax::exec {
+
+struct RunOptions {
+  std::string plan_path;
+  int64_t steps = 1;
+  std::string data_path;       // empty: synthetic tokens
+  std::string out_path;        // measurements.json
+  std::string trace_path;      // Chrome trace
+  std::string checkpoint_dir;  // save at the end (and every checkpoint_every steps)
+  int64_t checkpoint_every = 0;
+  bool resume = false;
+  std::string dump_grads_dir;  // gradients of the first step of this run (tests)
+  uint64_t seed = 1234;
+  double grad_clip = 1.0;
+  double lr = 3e-4;
+  int threads = 0;  // per rank; 0 = cores on the node / ranks on the node
+  bool quiet = false;
+  bool gemm_peak = false;
+  // Fault injection (tests): world rank fault_rank kills itself (SIGKILL) in step fault_step,
+  // after its gradient reduction, while the other ranks wait in the next collective.
+  int fault_rank = -1;
+  int64_t fault_step = 0;  // measure the sgemm peak and report the fraction reached
+};
+
+// Throws InputError (identically on every rank) for bad input.
+void run_plan(const RunOptions& o);
+
+}  // namespace parallax::exec

@@ -1,0 +1,43 @@
+#pragma once
+// safetensors files (8-byte little-endian header length, JSON header, raw little-endian data)
+// holding tensor shards: each tensor's "__metadata__" entry "shard:<name>" records the global
+// shape, the sharded dimension and the segments this shard covers, so a set of files from any
+// plan can be reassembled into global tensors and resharded for another plan. The header also
+// carries an FNV-1a 64 checksum of the data, verified on load; files are written atomically.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "parallax/core/param_table.hpp"
+
+namespace parallax::exec {
+
+struct ShardEntry {
+  ParamTensor shard;  // name, global/local shape, shard_dim, segments (offset unused)
+  std::vector<float> data;
+};
+
+struct ShardFile {
+  std::map<std::string, std::string> metadata;
+  std::vector<ShardEntry> tensors;
+};
+
+void write_shard_file(const std::string& path, const ShardFile& f);
+// Throws InputError(path, ...) when the file is truncated, malformed or its checksum is wrong.
+ShardFile read_shard_file(const std::string& path);
+
+struct GlobalTensor {
+  std::vector<int64_t> shape;
+  std::vector<float> data;
+  std::vector<bool> filled;
+};
+// Every tensor of the files reassembled; tensors whose name starts with `prefix` only.
+std::map<std::string, GlobalTensor> assemble(const std::vector<ShardFile>& files,
+                                             const std::string& prefix = "");
+// Copies this shard's part of the global tensor into out (t.numel() floats).
+void extract_shard(const GlobalTensor& g, const ParamTensor& t, float* out);
+
+uint64_t fnv1a64(const void* data, size_t bytes);
+
+}  // namespace parallax::exec

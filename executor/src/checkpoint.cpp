@@ -1,0 +1,176 @@
+#include "parallax/executor/checkpoint.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "parallax/core/error.hpp"
+#include "parallax/executor/safetensors.hpp"
+
+namespace parallax::exec {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string shard_file_name(const std::string& kind, const ProcessGroups& g) {
+  return kind + "_tp" + std::to_string(g.coords.tp) + "_pp" + std::to_string(g.coords.pp) +
+         ".safetensors";
+}
+
+std::string step_dir(const std::string& dir, int64_t step) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "step_%06lld", static_cast<long long>(step));
+  return (fs::path(dir) / name).string();
+}
+
+// Hugging Face GPT-2 keeps these four as Conv1D weights, stored (in, out): the transpose of the
+// executor's (out, in). Files hold HF's layout; read_global_tensors returns the executor's.
+bool hf_conv1d(const std::string& name) {
+  for (const char* s : {"attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight"}) {
+    const std::string suffix(s);
+    if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return true;
+  }
+  return false;
+}
+
+ShardEntry entry(const ParamTensor& t, const std::string& prefix, const float* data) {
+  ShardEntry e;
+  e.shard = t;
+  e.shard.name = prefix + t.name;
+  e.data.assign(data, data + t.numel());
+  if (hf_conv1d(t.name)) {
+    const int64_t rows = t.local_shape[0], cols = t.local_shape[1];
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < cols; ++k) e.data[static_cast<size_t>(k * rows + r)] = data[r * cols + k];
+    e.shard.local_shape = {cols, rows};
+    e.shard.global_shape = {t.global_shape[1], t.global_shape[0]};
+    if (t.shard_dim >= 0) e.shard.shard_dim = 1 - t.shard_dim;
+  }
+  return e;
+}
+
+void transpose_2d(GlobalTensor& g) {
+  const int64_t rows = g.shape[0], cols = g.shape[1];
+  std::vector<float> out(g.data.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < cols; ++k) out[static_cast<size_t>(k * rows + r)] = g.data[static_cast<size_t>(r * cols + k)];
+  g.data = std::move(out);
+  g.shape = {cols, rows};
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g,
+                     const std::string& plan_json) {
+  std::vector<float> m, v;
+  t.gather_optimizer_state(m, v);  // collective over DP
+  const std::string sd = step_dir(dir, t.step_count());
+  if (g.world.rank == 0) fs::create_directories(sd);
+  MPI_Barrier(g.world.comm);
+  if (g.coords.dp == 0) {
+    ShardFile f;
+    f.metadata["format"] = "parallax checkpoint 1 (HF GPT-2 names and Conv1D (in, out) layout; wte padded)";
+    f.metadata["step"] = std::to_string(t.step_count());
+    f.metadata["plan"] = plan_json;
+    f.metadata["shard"] = "tp " + std::to_string(g.coords.tp) + " pp " + std::to_string(g.coords.pp);
+    for (const auto& x : t.tensors()) {
+      if (x.tied_copy) continue;
+      f.tensors.push_back(entry(x, "", t.params().data() + x.offset));
+      f.tensors.push_back(entry(x, "optimizer.m.", m.data() + x.offset));
+      f.tensors.push_back(entry(x, "optimizer.v.", v.data() + x.offset));
+    }
+    write_shard_file((fs::path(sd) / shard_file_name("model", g)).string(), f);
+  }
+  MPI_Barrier(g.world.comm);
+  if (g.world.rank == 0) std::ofstream(fs::path(sd) / "COMPLETE") << t.step_count() << "\n";
+  MPI_Barrier(g.world.comm);
+}
+
+std::map<std::string, GlobalTensor> read_global_tensors(const std::string& dir,
+                                                        const std::string& prefix) {
+  std::vector<fs::path> paths;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".safetensors") paths.push_back(e.path());
+  std::sort(paths.begin(), paths.end());
+  std::vector<ShardFile> files;
+  for (const auto& p : paths) files.push_back(read_shard_file(p.string()));
+  auto all = assemble(files, prefix);
+  for (auto& [name, g] : all)
+    if (hf_conv1d(name)) transpose_2d(g);
+  return all;
+}
+
+bool load_latest_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g) {
+  if (!fs::is_directory(dir)) return false;
+  std::vector<fs::path> steps;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_directory() && e.path().filename().string().rfind("step_", 0) == 0 &&
+        fs::exists(e.path() / "COMPLETE"))
+      steps.push_back(e.path());
+  std::sort(steps.rbegin(), steps.rend());
+  for (const auto& sd : steps) {
+    std::map<std::string, GlobalTensor> all;
+    try {
+      all = read_global_tensors(sd.string());
+      // Weights are required; a weights-only checkpoint (e.g. from the PyTorch reference)
+      // starts Adam from zero.
+      for (const auto& x : t.tensors())
+        for (const std::string p : {"", "optimizer.m.", "optimizer.v."})
+          if (!all.count(p + x.name) && (p.empty() || all.count("optimizer.m." + x.name)))
+            throw InputError(sd.string(), p + x.name, "tensor missing from the checkpoint");
+    } catch (const InputError& e) {
+      if (g.world.rank == 0)
+        std::fprintf(stderr, "parallax: warning: checkpoint refused: %s; trying an older one\n",
+                     e.what());
+      continue;
+    }
+    std::vector<float> m(t.params().size(), 0.0f), v(t.params().size(), 0.0f);
+    for (const auto& x : t.tensors()) {
+      extract_shard(all.at(x.name), x, t.params().data() + x.offset);
+      if (!all.count("optimizer.m." + x.name)) continue;
+      extract_shard(all.at("optimizer.m." + x.name), x, m.data() + x.offset);
+      extract_shard(all.at("optimizer.v." + x.name), x, v.data() + x.offset);
+    }
+    t.scatter_optimizer_state(m, v);
+    std::ifstream in(sd / "COMPLETE");
+    int64_t step = 0;
+    in >> step;
+    t.set_step_count(step);
+    if (g.world.rank == 0)
+      std::fprintf(stderr, "parallax: resumed from %s (step %lld)\n", sd.string().c_str(),
+                   static_cast<long long>(step));
+    return true;
+  }
+  return false;
+}
+
+void dump_gradients(const std::string& dir, Trainer& t, const ProcessGroups& g) {
+  t.gather_grads();  // collective over DP (ZeRO-1)
+  if (g.world.rank == 0) fs::create_directories(dir);
+  MPI_Barrier(g.world.comm);
+  if (g.coords.dp == 0) {
+    ShardFile f;
+    f.metadata["content"] = "gradients after reduction, before clipping";
+    for (const auto& x : t.tensors())
+      if (!x.tied_copy) f.tensors.push_back(entry(x, "", t.grads().data() + x.offset));
+    if (!t.captured_logits().empty()) {  // last stage: its vocabulary shard of every token's logits
+      const Dims& d = t.last_chunk().dims();
+      ShardEntry e;
+      e.shard.name = "logits";
+      const int64_t rows = static_cast<int64_t>(t.captured_logits().size()) / d.Vl;
+      e.shard.global_shape = {rows, d.Vl * g.tp.size};
+      e.shard.local_shape = {rows, d.Vl};
+      e.shard.shard_dim = 1;
+      e.shard.segments = {{d.vocab_start, 0, d.Vl}};
+      e.data = t.captured_logits();
+      f.tensors.push_back(std::move(e));
+    }
+    write_shard_file((fs::path(dir) / shard_file_name("grads", g)).string(), f);
+  }
+  MPI_Barrier(g.world.comm);
+}
+
+}  // namespace parallax::exec

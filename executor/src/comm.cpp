@@ -1,0 +1,80 @@
+#include "parallax/executor/comm.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+namespace parallax::exec {
+
+namespace {
+int count(int64_t n) {
+  if (n > std::numeric_limits<int>::max()) throw std::length_error("message too large for MPI");
+  return static_cast<int>(n);
+}
+std::string bytes_shape(int64_t n) { return "floats=" + std::to_string(n); }
+}  // namespace
+
+void Comm::all_reduce_sum(float* x, int64_t n, const Group& g, Stream s, const std::string& what) {
+  if (g.size <= 1 || n == 0) return;
+  const double t0 = rec_.now_s();
+  MPI_Allreduce(MPI_IN_PLACE, x, count(n), MPI_FLOAT, MPI_SUM, g.comm);
+  rec_.add(what, s, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(n), bytes_shape(n), g.name);
+}
+
+void Comm::all_reduce_max(float* x, int64_t n, const Group& g, Stream s, const std::string& what) {
+  if (g.size <= 1 || n == 0) return;
+  const double t0 = rec_.now_s();
+  MPI_Allreduce(MPI_IN_PLACE, x, count(n), MPI_FLOAT, MPI_MAX, g.comm);
+  rec_.add(what, s, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(n), bytes_shape(n), g.name);
+}
+
+void Comm::reduce_scatter_sum(float* x, int64_t block, const Group& g, const std::string& what,
+                              Stream s) {
+  if (g.size <= 1) return;
+  const double t0 = rec_.now_s();
+  // In place: the result lands in this rank's own block.
+  std::vector<float> out(static_cast<size_t>(block));
+  MPI_Reduce_scatter_block(x, out.data(), count(block), MPI_FLOAT, MPI_SUM, g.comm);
+  std::copy(out.begin(), out.end(), x + g.rank * block);
+  rec_.add(what, s, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(block * g.size),
+           bytes_shape(block * g.size), g.name);
+}
+
+void Comm::all_gather(float* x, int64_t block, const Group& g, const std::string& what,
+                      Stream s) {
+  if (g.size <= 1) return;
+  const double t0 = rec_.now_s();
+  MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x, count(block), MPI_FLOAT, g.comm);
+  rec_.add(what, s, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(block * g.size),
+           bytes_shape(block * g.size), g.name);
+}
+
+double Comm::all_reduce_sum_double(double x, const Group& g) {
+  double out = x;
+  if (g.size > 1) MPI_Allreduce(&x, &out, 1, MPI_DOUBLE, MPI_SUM, g.comm);
+  return out;
+}
+
+void Comm::send(const float* x, int64_t n, int dest, int tag, const Group& g,
+                const std::string& what) {
+  const double t0 = rec_.now_s();
+  auto p = std::make_unique<Pending>(Pending{MPI_REQUEST_NULL, std::vector<float>(x, x + n)});
+  MPI_Isend(p->buffer.data(), count(n), MPI_FLOAT, dest, tag, g.comm, &p->request);
+  pending_.push_back(std::move(p));
+  rec_.add(what, Stream::pp_send, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(n), bytes_shape(n),
+           g.name);
+}
+
+void Comm::recv(float* x, int64_t n, int src, int tag, const Group& g, const std::string& what) {
+  const double t0 = rec_.now_s();
+  MPI_Recv(x, count(n), MPI_FLOAT, src, tag, g.comm, MPI_STATUS_IGNORE);
+  rec_.add(what, Stream::pp_recv, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(n), bytes_shape(n),
+           g.name);
+}
+
+void Comm::wait_sends() {
+  for (auto& p : pending_) MPI_Wait(&p->request, MPI_STATUS_IGNORE);
+  pending_.clear();
+}
+
+}  // namespace parallax::exec

@@ -1,0 +1,72 @@
+#pragma once
+// Element-wise math shared by the CPU and CUDA backends (one definition, DESIGN.md §8).
+#include <cmath>
+
+#include "parallax/kernels/hd.hpp"
+
+namespace parallax::kernels {
+
+// tanh as Eigen's rational approximation (generic_fast_tanh_float: 13/6 polynomial ratio,
+// clamped where float tanh is +-1): branch-free multiply-adds that compilers vectorise, unlike
+// libm's tanhf; a test checks it against std::tanh.
+PX_HD inline float tanh_fast(float x) {
+  const float clamp = 7.90531110763549805f;
+  x = x > clamp ? clamp : (x < -clamp ? -clamp : x);
+  const float x2 = x * x;
+  float p = -2.76076847742355e-16f;
+  p = p * x2 + 2.00018790482477e-13f;
+  p = p * x2 + -8.60467152213735e-11f;
+  p = p * x2 + 5.12229709037114e-08f;
+  p = p * x2 + 1.48572235717979e-05f;
+  p = p * x2 + 6.37261928875436e-04f;
+  p = p * x2 + 4.89352455891786e-03f;
+  p = p * x;
+  float q = 1.19825839466702e-06f;
+  q = q * x2 + 1.18534705686654e-04f;
+  q = q * x2 + 2.26843463243900e-03f;
+  q = q * x2 + 4.89352518554385e-03f;
+  return p / q;
+}
+
+// GPT-2's tanh approximation of GeLU and its derivative.
+PX_HD inline float gelu(float x) {
+  const float k = 0.7978845608028654f;  // sqrt(2/pi)
+  const float cube = 0.044715f * x * x * x;
+  return 0.5f * x * (1.0f + tanh_fast(k * (x + cube)));
+}
+PX_HD inline float gelu_grad(float x) {
+  const float k = 0.7978845608028654f;
+  const float cube = 0.044715f * x * x * x;
+  const float th = tanh_fast(k * (x + cube));
+  const float sech2 = 1.0f - th * th;
+  return 0.5f * (1.0f + th) + 0.5f * x * sech2 * k * (1.0f + 3.0f * 0.044715f * x * x);
+}
+
+PX_HD inline float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+// SwiGLU: out = silu(a) * b.
+PX_HD inline float swiglu(float a, float b) { return a * sigmoid(a) * b; }
+PX_HD inline float silu_grad(float a) {
+  const float s = sigmoid(a);
+  return s * (1.0f + a * (1.0f - s));
+}
+
+struct AdamW {
+  float lr = 3e-4f;
+  float beta1 = 0.9f;
+  float beta2 = 0.95f;
+  float eps = 1e-8f;
+  float weight_decay = 0.1f;
+};
+
+// One AdamW update of one element at step t (1-based), decoupled weight decay.
+PX_HD inline void adamw_element(float& param, float grad, float& m, float& v, const AdamW& h,
+                                float beta1_correction, float beta2_correction, bool decay) {
+  m = h.beta1 * m + (1.0f - h.beta1) * grad;
+  v = h.beta2 * v + (1.0f - h.beta2) * grad * grad;
+  const float m_hat = m / beta1_correction;
+  const float v_hat = v / beta2_correction;
+  const float wd = decay ? h.weight_decay : 0.0f;
+  param -= h.lr * (m_hat / (sqrtf(v_hat) + h.eps) + wd * param);
+}
+
+}  // namespace parallax::kernels

@@ -1,0 +1,87 @@
+// Causal softmax attention (llm.c's loops), parallel over (batch, head) pairs so that the key
+// and value gradients of one head are accumulated by one thread in a fixed order.
+#include <cmath>
+#include <vector>
+
+#include "parallax/kernels/cpu.hpp"
+
+namespace parallax::kernels {
+
+void attention_forward(float* out, float* att, const float* inp, int64_t B, int64_t T, int64_t C,
+                       int64_t NH) {
+  const int64_t C3 = 3 * C;
+  const int64_t hs = C / NH;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+#pragma omp parallel for collapse(2)
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < NH; ++h)
+      for (int64_t t = 0; t < T; ++t) {
+        const float* q = inp + b * T * C3 + t * C3 + h * hs;
+        float* a = att + b * NH * T * T + h * T * T + t * T;
+        float maxval = -INFINITY;
+        for (int64_t t2 = 0; t2 <= t; ++t2) {
+          const float* k = inp + b * T * C3 + t2 * C3 + C + h * hs;
+          float dot = 0.0f;
+          for (int64_t i = 0; i < hs; ++i) dot += q[i] * k[i];
+          dot *= scale;
+          a[t2] = dot;
+          if (dot > maxval) maxval = dot;
+        }
+        float sum = 0.0f;
+        for (int64_t t2 = 0; t2 <= t; ++t2) {
+          a[t2] = std::exp(a[t2] - maxval);
+          sum += a[t2];
+        }
+        const float inv = 1.0f / sum;
+        for (int64_t t2 = 0; t2 < T; ++t2) a[t2] = t2 <= t ? a[t2] * inv : 0.0f;
+        float* o = out + b * T * C + t * C + h * hs;
+        for (int64_t i = 0; i < hs; ++i) o[i] = 0.0f;
+        for (int64_t t2 = 0; t2 <= t; ++t2) {
+          const float* v = inp + b * T * C3 + t2 * C3 + 2 * C + h * hs;
+          for (int64_t i = 0; i < hs; ++i) o[i] += a[t2] * v[i];
+        }
+      }
+}
+
+void attention_backward(float* dinp, const float* dout, const float* inp, const float* att,
+                        int64_t B, int64_t T, int64_t C, int64_t NH) {
+  const int64_t C3 = 3 * C;
+  const int64_t hs = C / NH;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+#pragma omp parallel for collapse(2)
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < NH; ++h) {
+      std::vector<float> datt(static_cast<size_t>(T));
+      for (int64_t t = 0; t < T; ++t) {
+        const float* a = att + b * NH * T * T + h * T * T + t * T;
+        const float* dy = dout + b * T * C + t * C + h * hs;
+        const float* q = inp + b * T * C3 + t * C3 + h * hs;
+        float* dq = dinp + b * T * C3 + t * C3 + h * hs;
+        // out = sum_t2 a[t2] v[t2]
+        float weighted = 0.0f;
+        for (int64_t t2 = 0; t2 <= t; ++t2) {
+          const float* v = inp + b * T * C3 + t2 * C3 + 2 * C + h * hs;
+          float* dv = dinp + b * T * C3 + t2 * C3 + 2 * C + h * hs;
+          float d = 0.0f;
+          for (int64_t i = 0; i < hs; ++i) {
+            d += v[i] * dy[i];
+            dv[i] += a[t2] * dy[i];
+          }
+          datt[static_cast<size_t>(t2)] = d;
+          weighted += a[t2] * d;
+        }
+        // softmax backward, then the scaled dot product
+        for (int64_t t2 = 0; t2 <= t; ++t2) {
+          const float dpre = a[t2] * (datt[static_cast<size_t>(t2)] - weighted) * scale;
+          const float* k = inp + b * T * C3 + t2 * C3 + C + h * hs;
+          float* dk = dinp + b * T * C3 + t2 * C3 + C + h * hs;
+          for (int64_t i = 0; i < hs; ++i) {
+            dq[i] += dpre * k[i];
+            dk[i] += dpre * q[i];
+          }
+        }
+      }
+    }
+}
+
+}  // namespace parallax::kernels

@@ -1,0 +1,66 @@
+#pragma once
+// Drives the real binary: writes plan files with `parallax predict --out` and runs
+// `mpirun -np N parallax run ...`, then reads measurements.json and gradient dumps.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "parallax/executor/checkpoint.hpp"
+
+namespace parallax::test {
+
+inline std::string scratch_dir(const std::string& name) {
+  const auto d = std::filesystem::temp_directory_path() / ("parallax_exec_" + name);
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d.string();
+}
+
+inline int shell(const std::string& cmd) {
+  const int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+// gpt-tiny plan; flags are extra `parallax predict` flags.
+inline std::string make_plan(const std::string& dir, const std::string& name, int tp, int pp,
+                             int dp, const std::string& flags) {
+  const std::string path = dir + "/" + name + ".json";
+  const std::string cmd = std::string(PARALLAX_BIN) +
+                          " predict --model gpt-tiny --cluster dgx-a100-superpod --dtype fp32"
+                          " --global-batch 4 --mbs 1 --gpus " +
+                          std::to_string(tp * pp * dp) + " --tp " + std::to_string(tp) +
+                          " --pp " + std::to_string(pp) + " " + flags +
+                          (flags.find("--recompute") == std::string::npos ? " --recompute none" : "") +
+                          " --out " + path +
+                          " > /dev/null";
+  if (shell(cmd) != 0) throw std::runtime_error("predict failed: " + cmd);
+  return path;
+}
+
+inline int mpirun(int np, const std::string& args, const std::string& log) {
+  const std::string cmd = std::string(MPIEXEC) +
+                          " --allow-run-as-root --oversubscribe --mca btl self,vader -np " +
+                          std::to_string(np) + " " + PARALLAX_BIN + " run --quiet " + args +
+                          " > " + log + " 2>&1";
+  return shell(cmd);
+}
+
+inline std::vector<double> losses(const std::string& measurements) {
+  std::ifstream in(measurements);
+  const auto j = nlohmann::json::parse(in);
+  std::vector<double> out;
+  for (const auto& it : j.at("iterations")) out.push_back(it.at("loss").get<double>());
+  return out;
+}
+
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace parallax::test

@@ -1,0 +1,112 @@
+// Every plan computes the same training as the single process: the loss, the logits and every
+// gradient tensor of the first step (reassembled from the ranks' shards by name) and the losses of five
+// steps equal the (1,1,1) run within 1e-5 relative. Runs the real binary under mpirun.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "mpi_run.hpp"
+
+using namespace parallax::test;
+
+namespace {
+
+struct Run {
+  std::vector<double> losses;
+  std::map<std::string, parallax::exec::GlobalTensor> grads;
+};
+
+Run run_plan(const std::string& dir, const std::string& name, int tp, int pp, int dp,
+             const std::string& flags) {
+  const std::string plan = make_plan(dir, name, tp, pp, dp, flags);
+  const std::string out = dir + "/" + name;
+  const int rc = mpirun(tp * pp * dp,
+                        "--plan " + plan + " --steps 5 --out " + out + ".m.json --dump-grads " +
+                            out + ".grads",
+                        out + ".log");
+  INFO(slurp(out + ".log"));
+  REQUIRE(rc == 0);
+  return {losses(out + ".m.json"), parallax::exec::read_global_tensors(out + ".grads")};
+}
+
+// Relative to the tensor's largest reference magnitude (elements near zero have no meaningful
+// elementwise relative error).
+void require_same(const Run& ref, const Run& got) {
+  REQUIRE(got.losses.size() == ref.losses.size());
+  for (size_t i = 0; i < ref.losses.size(); ++i) {
+    INFO("step " << i + 1);
+    CHECK(std::abs(got.losses[i] - ref.losses[i]) <= 1e-5 * std::abs(ref.losses[i]));
+  }
+  REQUIRE(got.grads.size() == ref.grads.size());
+  for (const auto& [name, r] : ref.grads) {
+    INFO("gradient " << name);
+    REQUIRE(got.grads.count(name) == 1);
+    const auto& g = got.grads.at(name);
+    // Logits: DP rank 0 writes its own micro-batches, the first rows of the reference's.
+    const bool logits = name == "logits";
+    if (logits)
+      REQUIRE((g.shape[1] == r.shape[1] && g.shape[0] <= r.shape[0]));
+    else
+      REQUIRE(g.shape == r.shape);
+    double max_ref = 0, max_err = 0;
+    for (size_t i = 0; i < g.data.size(); ++i) {
+      max_ref = std::max(max_ref, static_cast<double>(std::abs(r.data[i])));
+      max_err = std::max(max_err, static_cast<double>(std::abs(g.data[i] - r.data[i])));
+    }
+    INFO("max abs difference " << max_err << ", max |reference| " << max_ref);
+    CHECK(max_err <= 1e-5 * max_ref);
+  }
+}
+
+const Run& reference() {
+  static const Run ref = run_plan(scratch_dir("ref"), "ref", 1, 1, 1, "");
+  return ref;
+}
+
+}  // namespace
+
+TEST_CASE("single process: recompute full and selective change nothing", "[executor][mpi]") {
+  const std::string dir = scratch_dir("recompute");
+  require_same(reference(), run_plan(dir, "full", 1, 1, 1, "--recompute full"));
+  require_same(reference(), run_plan(dir, "selective", 1, 1, 1, "--recompute selective"));
+}
+
+TEST_CASE("tp=2 equals the single process", "[executor][mpi]") {
+  const std::string dir = scratch_dir("tp2");
+  require_same(reference(), run_plan(dir, "tp2", 2, 1, 1, ""));
+  require_same(reference(), run_plan(dir, "tp2_full", 2, 1, 1, "--recompute full"));
+}
+
+TEST_CASE("sequence parallelism equals the single process", "[executor][mpi]") {
+  const std::string dir = scratch_dir("sp");
+  require_same(reference(), run_plan(dir, "tp2_sp", 2, 1, 1, "--sp"));
+  require_same(reference(), run_plan(dir, "t2p2_sp_full", 2, 2, 1, "--sp --recompute full"));
+  require_same(reference(), run_plan(dir, "t2d2_sp_sel_zero1", 2, 1, 2,
+                                     "--sp --recompute selective --zero 1"));
+}
+
+TEST_CASE("dp=2 equals the single process, with and without ZeRO-1", "[executor][mpi]") {
+  const std::string dir = scratch_dir("dp2");
+  require_same(reference(), run_plan(dir, "dp2", 1, 1, 2, ""));
+  require_same(reference(), run_plan(dir, "dp2_zero1", 1, 1, 2, "--zero 1"));
+}
+
+TEST_CASE("pp=2 equals the single process under GPipe and 1F1B", "[executor][mpi]") {
+  const std::string dir = scratch_dir("pp2");
+  require_same(reference(), run_plan(dir, "pp2_gpipe", 1, 2, 1, "--schedule gpipe"));
+  require_same(reference(), run_plan(dir, "pp2_gpipe_full", 1, 2, 1, "--schedule gpipe --recompute full"));
+  require_same(reference(),
+               run_plan(dir, "pp2_1f1b_sel", 1, 2, 1, "--schedule 1f1b --recompute selective"));
+}
+
+TEST_CASE("tp=2 pp=2 dp=2 equals the single process", "[executor][mpi]") {
+  const std::string dir = scratch_dir("tp2pp2dp2");
+  require_same(reference(), run_plan(dir, "t2p2d2", 2, 2, 2, "--zero 1 --recompute full"));
+}
+
+TEST_CASE("tp=2 pp=2 interleaved vpp=2 equals the single process", "[executor][mpi]") {
+  const std::string dir = scratch_dir("interleaved");
+  require_same(reference(), run_plan(dir, "t2p2v2", 2, 2, 1, "--schedule interleaved --vpp 2"));
+  require_same(reference(), run_plan(dir, "p2v2d2", 1, 2, 2,
+                                     "--schedule interleaved --vpp 2 --zero 1 --recompute full"));
+}

@@ -1,0 +1,186 @@
+// Whole runs: determinism, checkpoint save/resume/reshard, refused corrupt checkpoints, bad input
+// (one line on rank 0, exit 2 on every rank), measurements and trace files.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <set>
+
+#include "mpi_run.hpp"
+
+using namespace parallax::test;
+namespace fs = std::filesystem;
+
+TEST_CASE("the same plan and seed give bit-identical losses", "[executor][mpi]") {
+  const std::string dir = scratch_dir("determinism");
+  const std::string plan = make_plan(dir, "p", 2, 1, 1, "");
+  REQUIRE(mpirun(2, "--plan " + plan + " --steps 3 --out " + dir + "/a.json", dir + "/a.log") == 0);
+  REQUIRE(mpirun(2, "--plan " + plan + " --steps 3 --out " + dir + "/b.json", dir + "/b.log") == 0);
+  CHECK(losses(dir + "/a.json") == losses(dir + "/b.json"));
+}
+
+TEST_CASE("save at step 3 and resume: steps 4-6 are bit-identical", "[executor][mpi]") {
+  const std::string dir = scratch_dir("resume");
+  const std::string plan = make_plan(dir, "p", 1, 1, 2, "--zero 1");
+  REQUIRE(mpirun(2, "--plan " + plan + " --steps 6 --out " + dir + "/full.json", dir + "/f.log") == 0);
+  REQUIRE(mpirun(2, "--plan " + plan + " --steps 3 --checkpoint-dir " + dir + "/ck", dir + "/a.log") == 0);
+  REQUIRE(mpirun(2, "--plan " + plan + " --steps 3 --resume --checkpoint-dir " + dir +
+                        "/ck --out " + dir + "/resumed.json",
+                 dir + "/b.log") == 0);
+  const auto full = losses(dir + "/full.json");
+  const auto resumed = losses(dir + "/resumed.json");
+  REQUIRE(resumed.size() == 3);
+  for (size_t i = 0; i < 3; ++i) CHECK(resumed[i] == full[i + 3]);
+}
+
+TEST_CASE("a checkpoint of one plan loads into another plan", "[executor][mpi]") {
+  const std::string dir = scratch_dir("reshard");
+  const std::string a = make_plan(dir, "a", 2, 1, 1, "");
+  const std::string b = make_plan(dir, "b", 1, 1, 2, "--zero 1");
+  REQUIRE(mpirun(2, "--plan " + a + " --steps 4 --out " + dir + "/full.json", dir + "/f.log") == 0);
+  REQUIRE(mpirun(2, "--plan " + a + " --steps 3 --checkpoint-dir " + dir + "/ck", dir + "/a.log") == 0);
+  REQUIRE(mpirun(2, "--plan " + b + " --steps 1 --resume --checkpoint-dir " + dir +
+                        "/ck --out " + dir + "/b.json",
+                 dir + "/b.log") == 0);
+  const double want = losses(dir + "/full.json")[3];
+  CHECK(std::abs(losses(dir + "/b.json")[0] - want) <= 1e-5 * want);
+}
+
+TEST_CASE("a checkpoint of (2,2,1) loads into (1,1,2) with the same loss", "[executor][mpi]") {
+  const std::string dir = scratch_dir("reshard_pp");
+  const std::string a = make_plan(dir, "a", 2, 2, 1, "");
+  const std::string b = make_plan(dir, "b", 1, 1, 2, "");
+  REQUIRE(mpirun(4, "--plan " + a + " --steps 4 --out " + dir + "/full.json", dir + "/f.log") == 0);
+  REQUIRE(mpirun(4, "--plan " + a + " --steps 3 --checkpoint-dir " + dir + "/ck", dir + "/a.log") == 0);
+  REQUIRE(mpirun(2, "--plan " + b + " --steps 1 --resume --checkpoint-dir " + dir +
+                        "/ck --out " + dir + "/b.json",
+                 dir + "/b.log") == 0);
+  const double want = losses(dir + "/full.json")[3];
+  CHECK(std::abs(losses(dir + "/b.json")[0] - want) <= 1e-5 * want);
+}
+
+TEST_CASE("a corrupted checkpoint is refused and the previous one is used", "[executor][mpi]") {
+  const std::string dir = scratch_dir("corrupt");
+  const std::string plan = make_plan(dir, "p", 1, 1, 1, "");
+  REQUIRE(mpirun(1, "--plan " + plan + " --steps 4 --out " + dir + "/full.json", dir + "/f.log") == 0);
+  REQUIRE(mpirun(1, "--plan " + plan + " --steps 3 --checkpoint-every 1 --checkpoint-dir " + dir + "/ck",
+                 dir + "/a.log") == 0);
+  // Flip one byte in the data of the newest checkpoint.
+  const fs::path f = fs::path(dir) / "ck" / "step_000003" / "model_tp0_pp0.safetensors";
+  {
+    std::fstream io(f, std::ios::in | std::ios::out | std::ios::binary);
+    io.seekp(static_cast<std::streamoff>(fs::file_size(f) - 5));
+    io.put('\x7f');
+  }
+  REQUIRE(mpirun(1, "--plan " + plan + " --steps 1 --resume --checkpoint-dir " + dir +
+                        "/ck --out " + dir + "/b.json",
+                 dir + "/b.log") == 0);
+  const std::string log = slurp(dir + "/b.log");
+  CHECK(log.find("checksum mismatch") != std::string::npos);
+  CHECK(log.find("step_000002") != std::string::npos);
+  CHECK(losses(dir + "/b.json")[0] == losses(dir + "/full.json")[2]);
+}
+
+TEST_CASE("bad input: one line on rank 0 and exit 2 on every rank", "[executor][mpi]") {
+  const std::string dir = scratch_dir("errors");
+  const std::string plan = make_plan(dir, "p", 2, 1, 1, "");
+  SECTION("world size differs from tp*pp*dp") {
+    CHECK(mpirun(3, "--plan " + plan, dir + "/ws.log") == 2);
+    const std::string log = slurp(dir + "/ws.log");
+    CHECK(log.find("parallax: error: " + plan + ": $.plan: the world size (3 MPI ranks) must equal tp*pp*dp = 2") == 0);
+    CHECK(log.find("parallax: error", 10) == std::string::npos);  // rank 0 only
+  }
+  SECTION("missing plan file") {
+    CHECK(mpirun(2, "--plan " + dir + "/nope.json", dir + "/np.log") == 2);
+  }
+  SECTION("missing data file") {
+    CHECK(mpirun(2, "--plan " + plan + " --data " + dir + "/nope.bin", dir + "/nd.log") == 2);
+    CHECK(slurp(dir + "/nd.log").find("cannot open the token file") != std::string::npos);
+  }
+}
+
+TEST_CASE("token files: raw uint16 and llm.c format give the same run", "[executor][mpi]") {
+  const std::string dir = scratch_dir("tokens");
+  const std::string plan = make_plan(dir, "p", 1, 1, 1, "");
+  std::vector<uint16_t> toks(2000);
+  for (size_t i = 0; i < toks.size(); ++i) toks[i] = static_cast<uint16_t>((i * 7 + i / 3) % 512);
+  {
+    std::ofstream raw(dir + "/raw.bin", std::ios::binary);
+    raw.write(reinterpret_cast<const char*>(toks.data()), static_cast<std::streamsize>(toks.size() * 2));
+    std::ofstream llmc(dir + "/llmc.bin", std::ios::binary);
+    int32_t header[256] = {20240520, 1, static_cast<int32_t>(toks.size())};
+    llmc.write(reinterpret_cast<const char*>(header), sizeof(header));
+    llmc.write(reinterpret_cast<const char*>(toks.data()), static_cast<std::streamsize>(toks.size() * 2));
+  }
+  REQUIRE(mpirun(1, "--plan " + plan + " --steps 2 --data " + dir + "/raw.bin --out " + dir + "/a.json", dir + "/a.log") == 0);
+  REQUIRE(mpirun(1, "--plan " + plan + " --steps 2 --data " + dir + "/llmc.bin --out " + dir + "/b.json", dir + "/b.log") == 0);
+  CHECK(losses(dir + "/a.json") == losses(dir + "/b.json"));
+}
+
+TEST_CASE("measurements.json and the trace have the promised shape", "[executor][mpi]") {
+  const std::string dir = scratch_dir("measure");
+  const std::string plan = make_plan(dir, "p", 2, 1, 1, "");
+  REQUIRE(mpirun(2, "--plan " + plan + " --steps 2 --out " + dir + "/m.json --trace " + dir + "/t.json",
+                 dir + "/a.log") == 0);
+  std::ifstream in(dir + "/m.json");
+  const auto m = nlohmann::json::parse(in);
+  CHECK(m.at("iterations").size() == 2);
+  CHECK(m.at("iterations")[0].contains("time_s"));
+  CHECK(m.at("gemm_path").get<std::string>().find("sgemm") != std::string::npos);
+  REQUIRE(m.at("ranks").size() == 2);
+  for (const auto& r : m.at("ranks")) {
+    CHECK(r.at("peak_resident_bytes").get<double>() > 0);
+    bool qkv = false, tp_coll = false;
+    for (const auto& o : r.at("ops"))
+      if (o.at("name") == "matmul_qkv") {
+        qkv = true;
+        CHECK(o.at("flops").get<double>() > 0);
+        CHECK(o.at("shape") == "64x128x192");  // (b*s) x h x (3h/tp)
+      }
+    for (const auto& c : r.at("collectives"))
+      if (c.at("group") == "tp" && c.at("bytes").get<double>() > 0) tp_coll = true;
+    CHECK(qkv);
+    CHECK(tp_coll);
+  }
+  std::ifstream tin(dir + "/t.json");
+  const auto t = nlohmann::json::parse(tin);
+  // The simulator's shape: pid per rank, tid per stream (0 compute, 1 tp comm, ...), one
+  // "F <mb>" / "B <mb>" span per schedule step with its micro-batch and chunk.
+  std::set<int> pids;
+  std::set<std::string> steps, threads;
+  for (const auto& e : t.at("traceEvents")) {
+    if (e.at("ph") == "M" && e.at("name") == "thread_name")
+      threads.insert(std::to_string(e.at("tid").get<int>()) + " " + e.at("args").at("name").get<std::string>());
+    if (e.at("ph") != "X") continue;
+    pids.insert(e.at("pid").get<int>());
+    CHECK(e.contains("tid"));
+    CHECK(e.contains("dur"));
+    if (e.contains("args") && e.at("args").contains("micro_batch")) {
+      steps.insert(e.at("name").get<std::string>());
+      CHECK(e.at("tid") == 0);
+    }
+  }
+  CHECK(pids == std::set<int>{0, 1});
+  CHECK(threads.count("0 compute") == 1);
+  CHECK(threads.count("1 tp comm") == 1);
+  // global batch 4, dp 1, mbs 1: micro-batches 0-3
+  CHECK(steps == std::set<std::string>{"F 0", "F 1", "F 2", "F 3", "B 0", "B 1", "B 2", "B 3"});
+}
+
+TEST_CASE("a rank killed mid-step makes every rank exit with an error (no hang)", "[executor][mpi]") {
+  // ctest's TIMEOUT bounds the test; mpirun must notice the dead rank and end the others.
+  const std::string dir = scratch_dir("fault");
+  const std::string plan = make_plan(dir, "p", 1, 1, 2, "");
+  const int rc = mpirun(2, "--plan " + plan + " --steps 50 --fault-kill-rank 1 --fault-step 2",
+                        dir + "/a.log");
+  CHECK(rc != 0);
+}
+
+TEST_CASE("launch builds and prints the mpirun command of a plan", "[executor]") {
+  const std::string dir = scratch_dir("launch");
+  const std::string plan = make_plan(dir, "p", 2, 1, 2, "");
+  REQUIRE(shell(std::string(PARALLAX_BIN) + " launch --dry-run --plan " + plan +
+                " --hostfile hosts -- --steps 3 > " + dir + "/out.txt") == 0);
+  const std::string out = slurp(dir + "/out.txt");
+  CHECK(out.rfind("mpirun -np 4 --hostfile hosts", 0) == 0);
+  CHECK(out.find(" run --plan " + plan + " --steps 3\n") != std::string::npos);
+}

@@ -44,6 +44,9 @@ void check_runnable(const PlanFile& pf, int world_size, const std::string& src) 
   if (m.ffn_hidden % p.tp != 0) fail("$.plan.tp", "ffn_hidden must be divisible by tp");
   if (m.layers % (p.pp * p.vpp) != 0)
     fail("$.plan.pp", "layers must be divisible by pp*vpp for the executor");
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0)
+    fail(p.first_stage_layers > 0 ? "$.plan.first_stage_layers" : "$.plan.last_stage_layers",
+         "the CPU executor runs even pipeline splits only");
   if (p.zero > 1) fail("$.plan.zero", "the executor runs ZeRO 0 or 1 (distributed optimizer)");
   if (p.sequence_parallel && (p.micro_batch * m.seq_len) % p.tp != 0)
     fail("$.plan.sequence_parallel", "micro_batch * seq_len must be divisible by tp");

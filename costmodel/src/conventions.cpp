@@ -1,5 +1,7 @@
 #include "parallax/costmodel/conventions.hpp"
 
+#include "parallax/costmodel/memory.hpp"
+
 namespace parallax {
 namespace {
 
@@ -28,19 +30,15 @@ double megatron_flops_closed_form(const ModelSpec& m, int64_t global_batch) {
 }
 
 double model_params(const ModelSpec& m) {
+  // Every layer once (tp = 1 shards nothing), the word embeddings, learned positions, the untied
+  // output layer and the final norm.
   const double h = static_cast<double>(m.hidden);
-  const double d = static_cast<double>(m.head_dim());
-  const double qkv_out = static_cast<double>(m.heads + 2 * m.kv_heads) * d;
-  const double f = static_cast<double>(m.ffn_hidden);
-  const double fc1_out = m.activation == Activation::swiglu ? 2 * f : f;
-  const double norm = m.norm == Norm::layernorm ? 2 * h : h;
-  // Weights and biases of QKV, projection, FC1, FC2, and two norms.
-  const double layer = h * qkv_out + qkv_out + h * h + h + h * fc1_out + fc1_out + f * h + h +
-                       2 * norm;
   const double vocab = static_cast<double>(m.vocab) * h;
   const double positions = m.position == Position::learned ? static_cast<double>(m.seq_len) * h : 0;
   const double output = m.tied_embeddings ? 0 : vocab;
-  return static_cast<double>(m.layers) * layer + vocab + positions + output + norm;
+  const double final_norm = m.norm == Norm::layernorm ? 2 * h : h;
+  return static_cast<double>(m.layers) * layer_params_per_rank(m, 1) + vocab + positions + output +
+         final_norm;
 }
 
 double layer_boundary_activation_bytes(const ModelSpec& m, int64_t batch) {

@@ -2,6 +2,8 @@
 // JSON output keys, atomic --out, and the plan file round trip.
 #include <catch2/catch.hpp>
 
+#include "cli_runner.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,38 +20,9 @@
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
+using Result = parallax::test::CliResult;
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-
-Result run(const std::string& args) {
-  const auto dir = std::filesystem::temp_directory_path();
-  // Unique per process and call: ctest runs test cases in parallel processes.
-  static int calls = 0;
-  const std::string err_path =
-      (dir / ("parallax_test_stderr_" + std::to_string(getpid()) + "_" +
-              std::to_string(calls++) + ".txt"))
-          .string();
-  const std::string cmd = std::string(PARALLAX_BIN) + " " + args + " 2>" + err_path;
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.err = slurp(err_path);
-  std::filesystem::remove(err_path);
-  return r;
-}
+Result run(const std::string& args) { return parallax::test::run_cli(args); }
 
 size_t lines(const std::string& s) {
   size_t n = 0;

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
+
+#include "cli_runner.hpp"
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,32 +16,9 @@
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using Result = parallax::test::CliResult;
 
-Result run(const std::string& args) {
-  const auto dir = std::filesystem::temp_directory_path();
-  static int calls = 0;
-  const std::string err_path = (dir / ("parallax_sim_stderr_" + std::to_string(getpid()) + "_" +
-                                       std::to_string(calls++) + ".txt"))
-                                   .string();
-  const std::string cmd = std::string(PARALLAX_BIN) + " " + args + " 2>" + err_path;
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream f(err_path);
-  r.err = std::string(std::istreambuf_iterator<char>(f), {});
-  std::filesystem::remove(err_path);
-  return r;
-}
+Result run(const std::string& args) { return parallax::test::run_cli(args); }
 
 // GPT-3 175B, tp 8 x pp 4 x dp 1, 8 micro-batches of 1.
 const std::string kSmall = "--model gpt3-175b --gpus 32 --tp 8 --pp 4 --global-batch 8";

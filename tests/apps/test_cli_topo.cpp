@@ -2,6 +2,8 @@
 // numbers, one-line errors naming the flag or field with exit code 2.
 #include <catch2/catch.hpp>
 
+#include "cli_runner.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,32 +17,9 @@
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using Result = parallax::test::CliResult;
 
-Result run(const std::string& args) {
-  static int calls = 0;
-  const std::string err_path = (std::filesystem::temp_directory_path() /
-                                ("parallax_topo_stderr_" + std::to_string(getpid()) + "_" +
-                                 std::to_string(calls++) + ".txt"))
-                                   .string();
-  const std::string cmd = std::string(PARALLAX_BIN) + " " + args + " 2>" + err_path;
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream f(err_path);
-  r.err = std::string(std::istreambuf_iterator<char>(f), {});
-  std::filesystem::remove(err_path);
-  return r;
-}
+Result run(const std::string& args) { return parallax::test::run_cli(args); }
 
 void expect_one_line_error(const Result& r, const std::string& field) {
   CHECK(r.code == 2);

@@ -75,3 +75,34 @@ TEST_CASE("simulator: the tied-embedding all-reduce follows the gradient buckets
 }
 
 }  // namespace parallax::test
+
+namespace parallax::test {
+
+TEST_CASE("simulator: simulate_into recycles a previous result without leaking its state",
+          "[simulator]") {
+  // A larger plan first, then the small one into the same result: the same as a fresh run.
+  SimResult out = simulate(two_ranks(1.0, 1.0, 0.2));
+  SimInputs big;
+  big.table = make_schedule(Schedule::one_f_one_b, 4, 1, 8);
+  for (int r = 0; r < 4; ++r) {
+    RankCosts rc;
+    rc.forward_s = 1;
+    rc.backward_s = 1;
+    big.ranks.push_back(rc);
+  }
+  simulate_into(big, {}, out);
+  CHECK(out.ranks.size() == 4);
+  simulate_into(two_ranks(1.0, 0.25, 0), {}, out);
+  const SimResult fresh = simulate(two_ranks(1.0, 0.25, 0));
+  CHECK(out.iteration_time_s == fresh.iteration_time_s);
+  CHECK(out.ops.size() == fresh.ops.size());
+  REQUIRE(out.ranks.size() == 2);
+  for (size_t k = 0; k < 2; ++k) {
+    CHECK(out.ranks[k].memory.size() == fresh.ranks[k].memory.size());
+    CHECK(out.ranks[k].busy_s == fresh.ranks[k].busy_s);
+    CHECK(out.ranks[k].send_wait_s == fresh.ranks[k].send_wait_s);
+  }
+  CHECK(out.events == fresh.events);
+}
+
+}  // namespace parallax::test

@@ -37,12 +37,24 @@ void run(benchmark::State& state, const parallax::SimOptions& opt) {
     benchmark::DoNotOptimize(r.iteration_time_s);
   }
   state.counters["events"] = static_cast<double>(events);
-  state.counters["events_per_s"] =
-      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["events_per_s"] = benchmark::Counter(
+      static_cast<double>(events), benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// Everything kept: every op (for the trace) and the memory samples.
+// Everything kept: every op (for the trace) and the memory samples, in fresh buffers.
 void BM_SimulateMtNlg530b(benchmark::State& state) { run(state, {true, true}); }
+// Everything kept, recycling the previous result's buffers (simulate_into).
+void BM_SimulateMtNlg530bReusedBuffers(benchmark::State& state) {
+  const parallax::SimInputs in = MtNlg().inputs();
+  parallax::SimResult r;
+  for (auto _ : state) {
+    parallax::simulate_into(in, {true, true}, r);
+    benchmark::DoNotOptimize(r.iteration_time_s);
+  }
+  state.counters["events"] = static_cast<double>(r.events);
+  state.counters["events_per_s"] = benchmark::Counter(
+      static_cast<double>(r.events), benchmark::Counter::kIsIterationInvariantRate);
+}
 // What the planner needs: times, fractions and peaks only.
 void BM_SimulateMtNlg530bNoRecording(benchmark::State& state) { run(state, {false, false}); }
 // Including the schedule table and the cost model's iteration costs.
@@ -54,11 +66,12 @@ void BM_SimulateMtNlg530bWithSetup(benchmark::State& state) {
     events = r.events;
     benchmark::DoNotOptimize(r.iteration_time_s);
   }
-  state.counters["events_per_s"] =
-      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["events_per_s"] = benchmark::Counter(
+      static_cast<double>(events), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 BENCHMARK(BM_SimulateMtNlg530b)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SimulateMtNlg530bReusedBuffers)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SimulateMtNlg530bNoRecording)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SimulateMtNlg530bWithSetup)->Unit(benchmark::kMillisecond);
 

@@ -20,7 +20,9 @@ constexpr int8_t kStepDone = 0;
 
 class Engine {
  public:
-  Engine(const SimInputs& in, const SimOptions& opt) : in_(in), opt_(opt), queue_(in.ranks.size()) {
+  // `reuse`: a previous result whose buffers (ops, memory samples) are recycled.
+  Engine(const SimInputs& in, const SimOptions& opt, SimResult&& reuse)
+      : in_(in), opt_(opt), queue_(in.ranks.size()), res_(std::move(reuse)) {
     const ScheduleTable& t = in.table;
     if (static_cast<int64_t>(in.ranks.size()) != t.pp) {
       throw std::invalid_argument("simulate: costs for " + std::to_string(in.ranks.size()) +
@@ -45,6 +47,15 @@ class Engine {
     stash_.assign(n, 0);
     step_start_.assign(n, 0);
     res_.ranks.resize(n);
+    for (RankResult& rr : res_.ranks) {
+      std::vector<MemorySample> memory = std::move(rr.memory);
+      memory.clear();
+      rr = RankResult{};
+      rr.memory = std::move(memory);
+    }
+    res_.ops.clear();
+    res_.iteration_time_s = res_.pipeline_flush_s = 0;
+    res_.events = res_.steps = res_.transfers = 0;
     if (opt.record_ops) {
       const size_t steps = static_cast<size_t>(2 * stages_ * m_);
       res_.ops.reserve(3 * steps + 4 * n);
@@ -272,6 +283,12 @@ const char* to_string(SimOpKind k) {
   return "?";
 }
 
-SimResult simulate(const SimInputs& in, const SimOptions& opt) { return Engine(in, opt).run(); }
+SimResult simulate(const SimInputs& in, const SimOptions& opt) {
+  return Engine(in, opt, SimResult{}).run();
+}
+
+void simulate_into(const SimInputs& in, const SimOptions& opt, SimResult& out) {
+  out = Engine(in, opt, std::move(out)).run();
+}
 
 }  // namespace parallax

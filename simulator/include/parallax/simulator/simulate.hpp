@@ -81,5 +81,7 @@ struct SimOptions {
 };
 
 SimResult simulate(const SimInputs& in, const SimOptions& opt = {});
+// The same, recycling out's buffers (for callers that simulate many plans, e.g. the planner).
+void simulate_into(const SimInputs& in, const SimOptions& opt, SimResult& out);
 
 }  // namespace parallax

@@ -22,6 +22,7 @@ std::vector<CapacityRow> capacity_sweep(const PlannerInputs& base,
   std::vector<CapacityRow> rows;
   double first_per_gpu = 0;
   bool knee_marked = false;
+  const Topology topo(base.cluster);  // one graph for every GPU count: its analyses are memoised
   for (int64_t n : gpu_counts) {
     CapacityRow row;
     row.gpus = n;
@@ -29,7 +30,6 @@ std::vector<CapacityRow> capacity_sweep(const PlannerInputs& base,
     in.gpus = n;
     // The top few are re-timed by the event simulator, as `parallax plan` does.
     in.top_k = std::min<int64_t>(in.top_k, 8);
-    const Topology topo(in.cluster);
     const SearchResult res = search_plans(in, topo, simulator_refiner(in, topo));
     if (res.plans.empty()) {
       row.no_plan_reason = res.evaluated == 0 ? "no plan passes the divisibility/trainer rules"

@@ -30,6 +30,16 @@ size_t lines(const std::string& s) {
   return n;
 }
 
+// Bad input: exit code 2 and one line on stderr that contains `expect`.
+Result expect_bad_input(const std::string& args, const std::string& expect) {
+  INFO(args);
+  const Result r = run(args);
+  CHECK(r.code == 2);
+  CHECK(lines(r.err) == 1);
+  CHECK(r.err.find(expect) != std::string::npos);
+  return r;
+}
+
 std::string tmp_file(const std::string& name, const std::string& text) {
   const auto path = std::filesystem::temp_directory_path() / name;
   std::ofstream(path) << text;
@@ -134,11 +144,7 @@ TEST_CASE("bad command-line values: one line naming the flag and the rule, exit 
       {"predict --no-such-flag", "no-such-flag"},
   };
   for (const Case& c : cases) {
-    INFO(c.args);
-    const Result r = run(c.args);
-    CHECK(r.code == 2);
-    CHECK(lines(r.err) == 1);
-    CHECK(r.err.find(c.expect) != std::string::npos);
+    const Result r = expect_bad_input(c.args, c.expect);
     CHECK(r.err.find("error") != std::string::npos);
   }
 }
@@ -244,13 +250,7 @@ TEST_CASE("impossible plan requests end with one line and exit 2") {
       {"capacity --model gpt3-175b", "--tokens"},
       {"capacity --tokens 1e9 --gpus-range 8:x:8", "--gpus-range"},
   };
-  for (const Case& c : cases) {
-    INFO(c.args);
-    const Result r = run(c.args);
-    CHECK(r.code == 2);
-    CHECK(lines(r.err) == 1);
-    CHECK(r.err.find(c.expect) != std::string::npos);
-  }
+  for (const Case& c : cases) expect_bad_input(c.args, c.expect);
 }
 
 TEST_CASE("capacity --json: one row per GPU count with days, GPU-hours and cost") {

@@ -34,30 +34,33 @@ TEST_CASE("save at step 3 and resume: steps 4-6 are bit-identical", "[executor][
   for (size_t i = 0; i < 3; ++i) CHECK(resumed[i] == full[i + 3]);
 }
 
-TEST_CASE("a checkpoint of one plan loads into another plan", "[executor][mpi]") {
-  const std::string dir = scratch_dir("reshard");
-  const std::string a = make_plan(dir, "a", 2, 1, 1, "");
-  const std::string b = make_plan(dir, "b", 1, 1, 2, "--zero 1");
-  REQUIRE(mpirun(2, "--plan " + a + " --steps 4 --out " + dir + "/full.json", dir + "/f.log") == 0);
-  REQUIRE(mpirun(2, "--plan " + a + " --steps 3 --checkpoint-dir " + dir + "/ck", dir + "/a.log") == 0);
-  REQUIRE(mpirun(2, "--plan " + b + " --steps 1 --resume --checkpoint-dir " + dir +
-                        "/ck --out " + dir + "/b.json",
+namespace {
+
+// Train plan `a` 4 steps straight, and 3 steps with a checkpoint; resume the checkpoint under plan
+// `b` for one step: its loss must equal the straight run's 4th.
+void check_reshard(const std::string& name, int a_tp, int a_pp, int a_dp, int b_tp, int b_pp,
+                   int b_dp, const std::string& b_flags) {
+  const std::string dir = scratch_dir(name);
+  const std::string a = make_plan(dir, "a", a_tp, a_pp, a_dp, "");
+  const std::string b = make_plan(dir, "b", b_tp, b_pp, b_dp, b_flags);
+  const int np_a = a_tp * a_pp * a_dp;
+  REQUIRE(mpirun(np_a, "--plan " + a + " --steps 4 --out " + dir + "/full.json", dir + "/f.log") == 0);
+  REQUIRE(mpirun(np_a, "--plan " + a + " --steps 3 --checkpoint-dir " + dir + "/ck", dir + "/a.log") == 0);
+  REQUIRE(mpirun(b_tp * b_pp * b_dp, "--plan " + b + " --steps 1 --resume --checkpoint-dir " + dir +
+                                          "/ck --out " + dir + "/b.json",
                  dir + "/b.log") == 0);
   const double want = losses(dir + "/full.json")[3];
   CHECK(std::abs(losses(dir + "/b.json")[0] - want) <= 1e-5 * want);
 }
 
+}  // namespace
+
+TEST_CASE("a checkpoint of one plan loads into another plan", "[executor][mpi]") {
+  check_reshard("reshard", 2, 1, 1, 1, 1, 2, "--zero 1");
+}
+
 TEST_CASE("a checkpoint of (2,2,1) loads into (1,1,2) with the same loss", "[executor][mpi]") {
-  const std::string dir = scratch_dir("reshard_pp");
-  const std::string a = make_plan(dir, "a", 2, 2, 1, "");
-  const std::string b = make_plan(dir, "b", 1, 1, 2, "");
-  REQUIRE(mpirun(4, "--plan " + a + " --steps 4 --out " + dir + "/full.json", dir + "/f.log") == 0);
-  REQUIRE(mpirun(4, "--plan " + a + " --steps 3 --checkpoint-dir " + dir + "/ck", dir + "/a.log") == 0);
-  REQUIRE(mpirun(2, "--plan " + b + " --steps 1 --resume --checkpoint-dir " + dir +
-                        "/ck --out " + dir + "/b.json",
-                 dir + "/b.log") == 0);
-  const double want = losses(dir + "/full.json")[3];
-  CHECK(std::abs(losses(dir + "/b.json")[0] - want) <= 1e-5 * want);
+  check_reshard("reshard_pp", 2, 2, 1, 1, 1, 2, "");
 }
 
 TEST_CASE("a corrupted checkpoint is refused and the previous one is used", "[executor][mpi]") {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "blas_env.hpp"
 #include "commands.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/executor/run.hpp"
@@ -18,33 +19,6 @@
 namespace parallax::cli {
 
 namespace {
-
-// OpenBLAS chooses its kernels and libgomp its wait policy when the libraries load, before
-// main. To use the core the CPU flags call for (DESIGN.md §8) and to keep OpenMP threads from
-// spinning against OpenBLAS's own threads (measured: 5-10x slower steps on 2 busy cores), the
-// process re-executes itself once with OPENBLAS_CORETYPE and OMP_WAIT_POLICY=passive set.
-void reexec_with_openblas_coretype() {
-  if (std::getenv("PARALLAX_REEXECUTED") || std::getenv("PARALLAX_NO_REEXEC")) return;
-  const std::string core = kernels::wanted_openblas_coretype();
-  const bool set_core = !core.empty() && !std::getenv("OPENBLAS_CORETYPE");
-  const bool set_wait = !std::getenv("OMP_WAIT_POLICY");
-  if (!set_core && !set_wait) return;
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::string> args;
-  for (size_t b = 0; b < all.size();) {
-    const size_t e = all.find('\0', b);
-    args.push_back(all.substr(b, e - b));
-    b = e == std::string::npos ? all.size() : e + 1;
-  }
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  if (set_core) setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
-  if (set_wait) setenv("OMP_WAIT_POLICY", "passive", 1);
-  setenv("PARALLAX_REEXECUTED", "1", 1);
-  execv("/proc/self/exe", argv.data());  // returns only on failure: carry on with the default
-}
 
 int run_command(const exec::RunOptions& o) {
   reexec_with_openblas_coretype();

@@ -18,5 +18,9 @@ void add_placement_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 // parallax launch: builds, prints and runs the mpirun command of a plan.
 void add_launch_command(CLI::App& app);
+// parallax calibrate: fits a profile (microbenchmarks with the executor; refits everywhere).
+void add_calibrate_command(CLI::App& app);
+// parallax compare: predicted vs measured for executed runs.
+void add_compare_command(CLI::App& app);
 
 }  // namespace parallax::cli

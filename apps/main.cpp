@@ -24,9 +24,11 @@ int main(int argc, char** argv) {
   parallax::cli::add_simulate_command(app);
   parallax::cli::add_topo_command(app);
   parallax::cli::add_placement_command(app);
+  parallax::cli::add_compare_command(app);
 #ifdef PARALLAX_HAVE_EXECUTOR
   parallax::cli::add_run_command(app);
   parallax::cli::add_launch_command(app);
+  parallax::cli::add_calibrate_command(app);
 #endif
   try {
     app.parse(argc, argv);

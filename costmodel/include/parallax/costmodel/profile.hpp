@@ -70,7 +70,8 @@ struct EfficiencyProfile {
   Provenance provenance;
   // Optional calibrated tables (empty in the fitted GPU presets): exact GEMM shapes, efficiency
   // per op class (the fraction of an op's roofline time, replacing the GEMM table and
-  // memory_bound_efficiency for the ops of that class; classes in costmodel/ops.hpp), and
+  // memory_bound_efficiency for the ops of that class; classes in costmodel/ops.hpp; may exceed 1
+  // when the kernels move less than the cost model counts or run from cache), and
   // collective fits replacing the topology's estimate for the groups they describe.
   std::vector<GemmShapeEfficiency> gemm_efficiency_by_shape;
   std::map<std::string, double> op_class_efficiency;

@@ -1,0 +1,286 @@
+#include "parallax/calibration/closed_loop.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "parallax/calibration/fit.hpp"
+#include "parallax/core/error.hpp"
+#include "parallax/costmodel/iteration_costs.hpp"
+#include "parallax/costmodel/memory.hpp"
+#include "parallax/costmodel/ops.hpp"
+#include "parallax/costmodel/predict.hpp"
+#include "parallax/topologies/topology.hpp"
+
+namespace parallax::calib {
+
+namespace {
+
+// Ops of one micro-batch on pipeline rank `stage` (all its chunks), recompute included.
+std::vector<Op> stage_ops(const ModelSpec& m, const JobSpec& j, const PlanSpec& p, int64_t stage) {
+  const ShardShape sh = shard_shape(m, j, p);
+  const int64_t layers = stage_layers(m.layers, p, stage);
+  const int64_t rec = p.recompute == Recompute::full
+                          ? (p.recompute_layers > 0 ? std::min(p.recompute_layers, layers) : layers)
+                          : 0;
+  std::vector<Op> out;
+  const std::vector<Op> with = layer_ops(m, sh, p.recompute);
+  const std::vector<Op> plain = layer_ops(m, sh, p.recompute == Recompute::full ? Recompute::none : p.recompute);
+  for (int64_t l = 0; l < layers; ++l)
+    for (const Op& op : (l < rec ? with : plain)) out.push_back(op);
+  if (stage == 0)
+    for (const Op& op : embedding_ops(m, sh)) out.push_back(op);
+  if (stage == p.pp - 1)
+    for (const Op& op : head_ops(m, sh)) out.push_back(op);
+  return out;
+}
+
+Collective collective_of(const std::string& name) {
+  if (name.find("reduce_scatter") != std::string::npos) return Collective::reduce_scatter;
+  if (name.find("all_gather") != std::string::npos) return Collective::all_gather;
+  return Collective::all_reduce;
+}
+
+void check_profile_fits_run(const EfficiencyProfile& prof, const Measurements& m) {
+  const Provenance& v = prof.provenance;
+  if (v.backend != "cpu" && v.backend != "cuda") return;  // a fitted preset: nothing to check
+  if (v.backend != m.backend)
+    throw InputError(m.source, "$.backend",
+                     "the run used backend " + m.backend + " but profile " + prof.name +
+                         " was measured on " + v.backend);
+  if (v.threads_per_rank > 0 && m.threads_per_rank > 0 && v.threads_per_rank != m.threads_per_rank)
+    throw InputError(m.source, "$.machine.threads_per_rank",
+                     "the run used " + std::to_string(m.threads_per_rank) +
+                         " threads per rank but profile " + prof.name + " was measured with " +
+                         std::to_string(v.threads_per_rank) + " (run with --threads " +
+                         std::to_string(v.threads_per_rank) + ")");
+}
+
+std::string describe(const PlanFile& f) {
+  const PlanSpec& p = f.plan;
+  std::ostringstream s;
+  s << f.model.name << " tp" << p.tp << " pp" << p.pp << " dp" << p.dp;
+  if (p.vpp > 1) s << " vpp" << p.vpp;
+  s << " mbs" << p.micro_batch << " m" << p.num_micro_batches << " " << to_string(p.schedule)
+    << " " << to_string(p.recompute) << (p.sequence_parallel ? " sp" : "")
+    << (p.zero ? " zero" + std::to_string(p.zero) : "");
+  return s.str();
+}
+
+}  // namespace
+
+double Comparison::iteration_error() const {
+  for (const CompareRow& r : rows)
+    if (r.kind == "iteration") return r.error();
+  return 0;
+}
+
+Comparison compare(const Measurements& m, const EfficiencyProfile& prof) {
+  check_profile_fits_run(prof, m);
+  const PlanFile& f = m.plan;
+  const PlanSpec& p = f.plan;
+  const JobSpec job = executed_job(f.job, m.executed_dtype);
+  prof.framework(job.framework);
+  const Topology topo(f.cluster);
+  const Prediction pr = predict(f.model, topo, job, p, prof);
+  const IterationCosts ic = iteration_costs(f.model, topo, job, p, prof);
+  Comparison c;
+  c.plan = describe(f);
+  c.rows.push_back({"iteration", "step time", pr.iteration_time_s, m.mean_iteration_s(),
+                    std::to_string(m.iteration_s.size()) + " steps, first excluded"});
+
+  const double steps = static_cast<double>(m.iteration_s.size());
+  const double mb = static_cast<double>(p.num_micro_batches);
+  const double n = static_cast<double>(m.ranks.size());
+  std::map<std::string, std::pair<double, double>> classes, colls;  // predicted, measured
+  for (const MeasuredRank& r : m.ranks) {
+    for (const Op& op : stage_ops(f.model, job, p, r.pp_rank))
+      classes[op.op_class].first += mb * op_time_s(op, f.cluster.gpu, job, prof) / n;
+    const double params = stage_params_per_rank(f.model, p, r.pp_rank) / static_cast<double>(p.zero >= 1 ? p.dp : 1);
+    classes[kOptimizerClass].first += optimizer_time_s(params, f.cluster.gpu, job, prof) / n;
+    for (const MeasuredOp& op : r.ops)
+      if (!op.op_class.empty()) classes[op.op_class].second += op.total_s / steps / n;
+    const size_t k = static_cast<size_t>(r.pp_rank);
+    colls["tp"].first += mb * ic.stages[k].tp_comm_s / n;
+    colls["dp"].first += ic.dp_s[k] / n;
+    colls["pp"].first += (p.pp > 1 ? 2 * mb * static_cast<double>(p.vpp) * ic.p2p_s : 0) / n;
+    for (const MeasuredCollective& x : r.collectives) {
+      const std::string g = x.group == "embedding" ? "dp" : x.group;
+      colls[g].second += x.total_s / steps / n;
+    }
+  }
+  for (const auto& [cls, v] : classes)
+    if (v.second > 0) c.rows.push_back({"op class", cls, v.first, v.second, ""});
+  for (const auto& [g, v] : colls)
+    if (v.second > 0)
+      c.rows.push_back({"collective", g, v.first, v.second,
+                        g == "pp" ? "measured send+recv includes waiting for the other stage" : ""});
+  return c;
+}
+
+EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
+                                          const std::vector<Measurements>& runs) {
+  EfficiencyProfile out = base;
+  struct Acc { double a = 0, b = 0; };
+  std::map<std::tuple<std::string, double, double, double>, Acc> shapes;  // peak s, seconds
+  std::map<std::string, Acc> classes;                                    // roofline, seconds
+  std::map<std::pair<int, int64_t>, std::vector<std::pair<double, double>>> comm;
+  for (const Measurements& m : runs) {
+    check_profile_fits_run(base, m);
+    const PlanFile& f = m.plan;
+    const PlanSpec& p = f.plan;
+    const JobSpec job = executed_job(f.job, m.executed_dtype);
+    const double peak = f.cluster.gpu.peak(job.dtype);
+    const double steps = static_cast<double>(m.iteration_s.size());
+    for (const MeasuredRank& r : m.ranks) {
+      for (const MeasuredOp& op : r.ops) {
+        if (op.op_class == "gemm" && op.calls > 0) {
+          double N = 0, C = 0, OC = 0;
+          char x1 = 0, x2 = 0;
+          std::istringstream in(op.shape);
+          if (!(in >> N >> x1 >> C >> x2 >> OC) || x1 != 'x' || x2 != 'x')
+            throw InputError(m.source, "$.ranks[" + std::to_string(r.rank) + "].ops " + op.name,
+                             "a GEMM's shape must read MxKxN (got \"" + op.shape + "\")");
+          // Seconds the GEMM would take at the peak, over the seconds it took.
+          const double f1 = 2 * N * C * OC * static_cast<double>(op.calls) / peak;
+          if (op.name.size() > 9 && op.name.compare(op.name.size() - 9, 9, "_backward") == 0) {
+            shapes[{"dgrad", N, C, OC}].a += f1, shapes[{"dgrad", N, C, OC}].b += op.total_s / 2;
+            shapes[{"wgrad", C, OC, N}].a += f1, shapes[{"wgrad", C, OC, N}].b += op.total_s / 2;
+          } else {
+            shapes[{"forward", N, OC, C}].a += f1, shapes[{"forward", N, OC, C}].b += op.total_s;
+          }
+        } else if (!op.op_class.empty() && op.op_class != kOptimizerClass) {
+          classes[op.op_class].b += op.total_s / steps;
+        }
+      }
+      // The cost model's roofline of the same ops.
+      for (const Op& op : stage_ops(f.model, job, p, r.pp_rank)) {
+        if (std::string(op.op_class) == "gemm") continue;
+        double roof = op.bytes / f.cluster.gpu.hbm_bandwidth_bytes_per_s;
+        if (op.kind == OpKind::gemm) roof = std::max(roof, op.flops / peak);
+        classes[op.op_class].a += roof * static_cast<double>(p.num_micro_batches);
+      }
+      for (const MeasuredCollective& x : r.collectives) {
+        if (x.calls <= 0 || x.bytes <= 0 || (x.group != "tp" && x.group != "dp")) continue;
+        const int64_t ranks = x.group == "tp" ? p.tp : p.dp;
+        comm[{static_cast<int>(collective_of(x.name)), ranks}].push_back(
+            {x.bytes / static_cast<double>(x.calls), x.total_s / static_cast<double>(x.calls)});
+      }
+    }
+  }
+  // GEMM shapes: replace or add.
+  for (const auto& [key, v] : shapes) {
+    const auto& [role, mm, nn, kk] = key;
+    const double eff = std::min(1.0, v.a / v.b);
+    if (!(eff > 0)) continue;
+    bool found = false;
+    for (GemmShapeEfficiency& g : out.gemm_efficiency_by_shape)
+      if (g.role == role && g.m == mm && g.n == nn && g.k == kk) g.efficiency = eff, found = true;
+    if (!found) out.gemm_efficiency_by_shape.push_back({role, 1, mm, nn, kk, eff});
+  }
+  for (const auto& [cls, v] : classes)
+    if (v.a > 0 && v.b > 0) out.op_class_efficiency[cls] = std::min(1.0, v.a / v.b);
+  // Collectives: a fit where the runs measured at least 2 sizes, else the bandwidth at the
+  // profile's latency.
+  for (auto& [key, pts] : comm) {
+    const Collective c = static_cast<Collective>(key.first);
+    std::map<double, std::pair<double, double>> by_size;
+    for (const auto& [b, t] : pts) by_size[b].first += t, by_size[b].second += 1;
+    std::vector<std::pair<double, double>> mean;
+    for (const auto& [b, v] : by_size) mean.push_back({b, v.first / v.second});
+    CollectiveFit fit;
+    const CollectiveFit* old = out.collective_fit(c, false, key.second);
+    if (mean.size() >= 2) {
+      fit = fit_alpha_beta(c, key.second, false, mean, "measurements", to_string(c));
+    } else {
+      const double alpha = old && old->ranks == key.second ? old->alpha_s : 0;
+      const double t = mean.front().second - alpha;
+      if (!(t > 0)) continue;  // latency-bound: nothing to learn about bandwidth
+      fit = {c, false, key.second, alpha, busbw_factor(c, key.second) * mean.front().first / t, ""};
+    }
+    fit.source = "executed runs (" + std::to_string(mean.size()) + " sizes)";
+    bool replaced = false;
+    for (CollectiveFit& f : out.communication)
+      if (f.collective == c && !f.inter_node && f.ranks == key.second) f = fit, replaced = true;
+    if (!replaced) out.communication.push_back(fit);
+  }
+  for (const Measurements& m : runs) out.provenance.source_runs.push_back(m.source);
+  out.source += " Refitted from executed runs: ";
+  for (size_t i = 0; i < runs.size(); ++i) out.source += (i ? ", " : "") + describe(runs[i].plan);
+  out.source += ".";
+  return out;
+}
+
+EfficiencyProfile refit_from_nccl_tests(const EfficiencyProfile& base, const NcclTestsRun& run,
+                                        const std::string& source) {
+  Collective c;
+  if (run.collective == "all_reduce") c = Collective::all_reduce;
+  else if (run.collective == "reduce_scatter") c = Collective::reduce_scatter;
+  else if (run.collective == "all_gather") c = Collective::all_gather;
+  else if (run.collective == "send_recv") c = Collective::send_recv;
+  else
+    throw InputError(source, "collective",
+                     "the cost model uses all_reduce, reduce_scatter, all_gather and send_recv (got \"" +
+                         run.collective + "\")");
+  if (run.ranks < 2)
+    throw InputError(source, "rank lines", "needs the '#  Rank N ...' lines to know the group size");
+  std::vector<std::pair<double, double>> pts;
+  for (const NcclTestsRow& r : run.rows) {
+    const double t = std::isfinite(r.oop_time_us) ? r.oop_time_us : r.ip_time_us;
+    if (std::isfinite(t) && t > 0 && r.size_bytes > 0) pts.push_back({r.size_bytes, t * 1e-6});
+  }
+  CollectiveFit f = fit_alpha_beta(c, run.ranks, run.nodes > 1, pts, source, run.collective);
+  f.source = "nccl-tests " + run.collective + "_perf " + (run.version.empty() ? "" : run.version + " ") +
+             "(" + source + "), " + std::to_string(pts.size()) + " sizes";
+  EfficiencyProfile out = base;
+  bool replaced = false;
+  for (CollectiveFit& x : out.communication)
+    if (x.collective == c && x.inter_node == f.inter_node && x.ranks == f.ranks) x = f, replaced = true;
+  if (!replaced) out.communication.push_back(f);
+  out.provenance.source_runs.push_back(source);
+  out.source += " " + std::string(to_string(c)) + " on " + std::to_string(run.ranks) + " ranks (" +
+                std::to_string(run.nodes) + " nodes) from nccl-tests output " + source + ".";
+  return out;
+}
+
+EfficiencyProfile refit_from_megatron_log(const EfficiencyProfile& base, const MegatronLog& log,
+                                          const PlanFile& plan, const std::string& source) {
+  std::vector<double> ms;
+  for (size_t i = log.iterations.size() > 1 ? 1 : 0; i < log.iterations.size(); ++i) {
+    const MegatronIteration& it = log.iterations[i];
+    if (it.global_batch > 0 && it.global_batch != plan.job.global_batch)
+      throw InputError(source, "line " + std::to_string(it.line),
+                       "global batch size " + std::to_string(it.global_batch) +
+                           " does not match the plan's " + std::to_string(plan.job.global_batch) +
+                           ": the plan does not match the log");
+    if (std::isfinite(it.elapsed_ms)) ms.push_back(it.elapsed_ms);
+  }
+  if (ms.empty()) throw InputError(source, "iterations", "no iteration with an elapsed time");
+  std::sort(ms.begin(), ms.end());
+  const double target_s = ms[ms.size() / 2] / 1e3;
+  const Topology topo(plan.cluster);
+  EfficiencyProfile out = base;
+  const std::string fw = plan.job.framework;
+  out.framework(fw);
+  auto time_at = [&](double scale) {
+    out.frameworks[fw].compute_efficiency_scale = scale;
+    return predict(plan.model, topo, plan.job, plan.plan, out).iteration_time_s;
+  };
+  double lo = 0.01, hi = 2.0;
+  if (time_at(hi) > target_s || time_at(lo) < target_s)
+    throw InputError(source, "elapsed time per iteration (ms)",
+                     "median " + std::to_string(target_s * 1e3) +
+                         " ms is outside what a compute scale in [0.01, 2] can explain for this plan");
+  for (int i = 0; i < 60; ++i) {
+    const double mid = std::sqrt(lo * hi);
+    (time_at(mid) > target_s ? lo : hi) = mid;
+  }
+  out.frameworks[fw].compute_efficiency_scale = std::sqrt(lo * hi);
+  out.provenance.source_runs.push_back(source);
+  out.source += " Framework " + fw + " scale refitted to " + source + " (median " +
+                std::to_string(target_s * 1e3) + " ms per iteration).";
+  return out;
+}
+
+}  // namespace parallax::calib

@@ -1,0 +1,122 @@
+// Fitting and the closed loop: α–β fits recover known parameters; a profile from nccl-tests
+// output predicts the busbw the file printed; the cost model uses a profile's collective fits;
+// a Megatron-LM log moves the prediction to the logged time; bad measurements are refused.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "calibration_test_util.hpp"
+#include "parallax/calibration/closed_loop.hpp"
+#include "parallax/calibration/fit.hpp"
+#include "parallax/calibration/measurements.hpp"
+#include "parallax/core/presets.hpp"
+#include "parallax/costmodel/iteration_costs.hpp"
+#include "parallax/costmodel/predict.hpp"
+
+using namespace parallax;
+
+TEST_CASE("alpha-beta fit recovers the latency and busbw of an exact alpha-beta collective") {
+  const double alpha = 12e-6, busbw = 7.5e9;
+  const int64_t n = 4;
+  const double factor = 2.0 * (n - 1) / n;  // all-reduce (nccl-tests PERFORMANCE.md)
+  std::vector<std::pair<double, double>> pts;
+  for (double b = 1024; b <= 256.0 * 1024 * 1024; b *= 4) pts.push_back({b, alpha + factor * b / busbw});
+  const CollectiveFit f = calib::fit_alpha_beta(Collective::all_reduce, n, false, pts, "test", "ar");
+  CHECK(f.alpha_s == Approx(alpha).epsilon(0.01));
+  CHECK(f.busbw_bytes_per_s == Approx(busbw).epsilon(0.001));
+  CHECK(fitted_time_s(f, n, 1e6) == Approx(alpha + factor * 1e6 / busbw).epsilon(0.001));
+  // Another group size: same busbw, latency scaled by the ring's steps 2(n-1).
+  CHECK(fitted_time_s(f, 8, 1e6) == Approx(alpha * 14.0 / 6.0 + 2.0 * 7 / 8 * 1e6 / busbw).epsilon(0.001));
+}
+
+TEST_CASE("alpha-beta fit refuses a single size and a time that does not grow") {
+  parallax::test::require_input_error(
+      [] { calib::fit_alpha_beta(Collective::all_reduce, 2, false, {{1e6, 1e-3}}, "f.txt", "all_reduce"); },
+      "all_reduce", {"f.txt", "at least 2 message sizes"});
+}
+
+TEST_CASE("a profile from nccl-tests output predicts the all-reduce at the busbw the file printed") {
+  const std::string text = parallax::test::read_data("nccl-tests-all-reduce-8xa100.txt");
+  const NcclTestsRun run = parse_nccl_tests(text, "sample");
+  const EfficiencyProfile base = load_profile("a100-megatron");
+  const EfficiencyProfile p = calib::refit_from_nccl_tests(base, run, "sample");
+  const CollectiveFit* f = p.collective_fit(Collective::all_reduce, false, 8);
+  REQUIRE(f != nullptr);
+  // Every row of the bandwidth plateau (256 MB and more): predicted busbw within 2% of the
+  // out-of-place busbw the file printed for that size.
+  int checked = 0;
+  for (const NcclTestsRow& r : run.rows) {
+    if (r.size_bytes < 256e6) continue;
+    const double t = fitted_time_s(*f, 8, r.size_bytes);
+    const double busbw_gbps = r.size_bytes / t / 1e9 * 2.0 * 7 / 8;
+    CHECK(busbw_gbps == Approx(r.oop_busbw_gbps).epsilon(0.02));
+    ++checked;
+  }
+  CHECK(checked >= 4);
+}
+
+TEST_CASE("the cost model times TP all-reduces with the profile's fit") {
+  // gpt-tiny, tp 8 on one DGX node, pp 1, no SP, no recompute: per layer 2 forward and 2
+  // backward all-reduces of b*s*h*2 bytes (Megatron-LM), one for the embedding, one for the
+  // logits' input gradient, and the cross-entropy's three fp32 values per token.
+  const ModelSpec m = load_model("gpt-tiny");
+  const ClusterSpec c = load_cluster("dgx-a100-superpod");
+  JobSpec j;
+  j.global_batch = 8;
+  PlanSpec p;
+  p.tp = 8;
+  p.micro_batch = 2;
+  p.num_micro_batches = 4;
+  EfficiencyProfile prof = load_profile("a100-megatron");
+  const CollectiveFit fit{Collective::all_reduce, false, 8, 20e-6, 100e9, "test"};
+  prof.communication.push_back(fit);
+  const IterationCosts ic = iteration_costs(m, c, j, p, prof);
+  const double act = 2.0 * 2 * 64 * 128;
+  const double ce = 3.0 * 4 * 2 * 64;
+  auto t = [](double b) { return 20e-6 + 2.0 * 7 / 8 * b / 100e9; };
+  const double expected = 4 * (4 * t(act)) + t(act) + t(act) + t(ce);
+  CHECK(ic.stages[0].tp_comm_s == Approx(expected).epsilon(1e-9));
+}
+
+TEST_CASE("a Megatron-LM log moves the plan's prediction to the logged iteration time") {
+  const std::string text = parallax::test::read_data("megatron-lm-gpt-1.7b-32xa100.log");
+  const MegatronLog log = parse_megatron_log(text, "log");
+  PlanFile f;
+  f.model = load_model("ptdp-1.7b");
+  f.cluster = load_cluster("dgx-a100-superpod");
+  f.job.global_batch = 512;  // the log's "global batch size: 512"
+  f.plan.tp = 1;
+  f.plan.pp = 1;
+  f.plan.dp = 32;  // "data-parallel size: 32"
+  f.plan.micro_batch = 4;
+  f.plan.num_micro_batches = 4;
+  const EfficiencyProfile base = load_profile("a100-megatron");
+  const EfficiencyProfile p = calib::refit_from_megatron_log(base, log, f, "log");
+  const double after = predict(f.model, f.cluster, f.job, f.plan, p).iteration_time_s;
+  // Median of the logged iterations 10..50 (iteration 1 is warm-up): 2627.6 ms.
+  CHECK(after == Approx(2.6276).epsilon(0.005));
+  // The same log 30% slower: the prediction follows and the stack's compute scale drops.
+  std::string slow;
+  const std::string key = "elapsed time per iteration (ms): ";
+  for (size_t at = 0, next; at < text.size(); at = next) {
+    next = text.find(key, at);
+    if (next == std::string::npos) {
+      slow += text.substr(at);
+      break;
+    }
+    next += key.size();
+    slow += text.substr(at, next - at);
+    size_t end = next;
+    const double ms = std::stod(text.substr(next), &end);
+    slow += std::to_string(ms * 1.3);
+    next += end;
+  }
+  const EfficiencyProfile q = calib::refit_from_megatron_log(base, parse_megatron_log(slow, "slow"), f, "slow");
+  CHECK(predict(f.model, f.cluster, f.job, f.plan, q).iteration_time_s == Approx(1.3 * 2.6276).epsilon(0.005));
+  CHECK(q.frameworks.at("megatron-lm").compute_efficiency_scale <
+        0.9 * p.frameworks.at("megatron-lm").compute_efficiency_scale);
+  f.job.global_batch = 1024;
+  parallax::test::require_input_error([&] { calib::refit_from_megatron_log(base, log, f, "log"); },
+                                      "line " + std::to_string(parallax::test::line_of(text, "iteration       10/")),
+                                      {"global batch size 512", "does not match"});
+}

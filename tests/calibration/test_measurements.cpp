@@ -1,0 +1,98 @@
+// measurements.json as the executor writes it, and the bad ones calibration must refuse.
+#include <catch2/catch.hpp>
+
+#include "calibration_test_util.hpp"
+#include "parallax/calibration/measurements.hpp"
+#include "parallax/core/plan_file.hpp"
+#include "parallax/core/presets.hpp"
+
+using namespace parallax;
+using nlohmann::json;
+
+namespace {
+
+json plan_json(int64_t tp, int64_t dp) {
+  PlanFile f;
+  f.model = load_model("gpt-tiny");
+  f.cluster = load_cluster("cpu-local");
+  f.job.global_batch = 8;
+  f.job.dtype = Dtype::fp32;
+  f.plan.tp = tp;
+  f.plan.dp = dp;
+  f.plan.micro_batch = 2;
+  f.plan.num_micro_batches = 4 / dp;
+  f.gpus = tp * dp;
+  return to_json(f);
+}
+
+// A run of two steps on `world` ranks, shaped as executor/run.cpp writes it.
+json run_json(int64_t tp, int64_t dp) {
+  json ranks = json::array();
+  for (int64_t r = 0; r < tp * dp; ++r)
+    ranks.push_back({{"rank", r}, {"tp_rank", r % tp}, {"pp_rank", 0}, {"dp_rank", r / tp},
+                     {"peak_resident_bytes", 1e8},
+                     {"ops", json::array({{{"name", "matmul_fc"}, {"stream", "compute"}, {"calls", 8},
+                                           {"total_s", 0.01}, {"shape", "128x128x512"}, {"flops", 1e9}}})},
+                     {"collectives", json::array()}});
+  return {{"parallax_measurements_version", 1}, {"date", "2026-11-22T00:00:00Z"},
+          {"plan", plan_json(tp, dp)}, {"executed_dtype", "fp32"}, {"backend", "cpu"},
+          {"world_size", tp * dp}, {"machine", {{"threads_per_rank", 1}}},
+          {"iterations", json::array({{{"step", 1}, {"time_s", 0.2}}, {{"step", 2}, {"time_s", 0.1}}})},
+          {"ranks", ranks}};
+}
+
+}  // namespace
+
+TEST_CASE("measurements: a well-formed run reads with its plan, ranks and op classes") {
+  const calib::Measurements m = calib::measurements_from_json(run_json(2, 1), "m.json");
+  CHECK(m.world_size == 2);
+  CHECK(m.plan.plan.tp == 2);
+  CHECK(m.ranks.size() == 2);
+  CHECK(m.ranks[1].tp_rank == 1);
+  CHECK(m.ranks[0].ops[0].op_class == "gemm");
+  CHECK(m.mean_iteration_s() == Approx(0.1));  // the first (warm-up) step excluded
+}
+
+TEST_CASE("measurements: executor op names map onto the cost model's op classes") {
+  CHECK(calib::executor_op_class("matmul_qkv_backward") == "gemm");
+  CHECK(calib::executor_op_class("attention_recompute") == "attention");
+  CHECK(calib::executor_op_class("attention_backward") == "attention.bwd");
+  CHECK(calib::executor_op_class("ln_f_backward") == "norm.bwd");
+  CHECK(calib::executor_op_class("gelu") == "activation");
+  CHECK(calib::executor_op_class("bias_backward") == "residual.bwd");
+  CHECK(calib::executor_op_class("crossentropy") == "cross_entropy");
+  CHECK(calib::executor_op_class("adamw") == "optimizer");
+  CHECK(calib::executor_op_class("something_else").empty());
+}
+
+TEST_CASE("measurements: a negative iteration time is refused") {
+  json j = run_json(1, 1);
+  j["iterations"][1]["time_s"] = -0.1;
+  parallax::test::require_input_error([&] { calib::measurements_from_json(j, "m.json"); },
+                                      "$.iterations[1].time_s", {"m.json", "positive", "-0.1"});
+}
+
+TEST_CASE("measurements: a negative op time is refused") {
+  json j = run_json(1, 1);
+  j["ranks"][0]["ops"][0]["total_s"] = -1.0;
+  parallax::test::require_input_error([&] { calib::measurements_from_json(j, "m.json"); },
+                                      "$.ranks[0].ops[0].total_s", {"m.json"});
+}
+
+TEST_CASE("measurements: a plan that does not match the run is refused") {
+  json j = run_json(2, 1);
+  j["plan"] = plan_json(1, 1);  // the run had 2 ranks, this plan needs 1
+  parallax::test::require_input_error([&] { calib::measurements_from_json(j, "m.json"); },
+                                      "$.world_size", {"2 ranks", "tp*pp*dp = 1", "does not match"});
+  json k = run_json(2, 1);
+  k["ranks"][1]["tp_rank"] = 5;
+  parallax::test::require_input_error([&] { calib::measurements_from_json(k, "m.json"); },
+                                      "$.ranks[1].tp_rank", {"m.json"});
+}
+
+TEST_CASE("measurements: a run without iterations is refused") {
+  json j = run_json(1, 1);
+  j["iterations"] = json::array();
+  parallax::test::require_input_error([&] { calib::measurements_from_json(j, "m.json"); },
+                                      "$.iterations", {"no iterations"});
+}

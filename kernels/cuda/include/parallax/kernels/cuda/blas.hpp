@@ -9,10 +9,9 @@
 #include <string>
 
 #include "parallax/kernels/cuda/gemm_args.hpp"
+#include "parallax/kernels/cuda/linear_plan.hpp"
 
 namespace parallax::kernels::cuda {
-
-enum class DType { f32, bf16 };
 
 class Blas {
  public:

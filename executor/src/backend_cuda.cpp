@@ -17,7 +17,10 @@ void* device_alloc(size_t bytes) {
   if (bytes == 0) return nullptr;
   void* p = nullptr;
   PX_CUDA(cudaMalloc(&p, bytes));
+  // The memset runs on the legacy default stream, which the backend's non-blocking streams do
+  // not wait for: finish it here (allocation happens when the trainer is built, not in a step).
   PX_CUDA(cudaMemset(p, 0, bytes));
+  PX_CUDA(cudaStreamSynchronize(nullptr));
   g_device_bytes += bytes;
   return p;
 }
@@ -170,14 +173,11 @@ double CudaBackend::read_scalar(const double* s) const {
 
 void CudaBackend::push_params(Params& P, const std::vector<float>& host, int64_t shard_begin,
                               int64_t shard_end) {
-  PX_CUDA(cudaStreamSynchronize(compute_));
+  // Copies on the compute stream (ordered with the cast below), then one wait: this runs when
+  // the trainer is built and after a checkpoint is loaded, never inside a step.
   const auto n = static_cast<int64_t>(P.grads.size());
-  PX_CUDA(cudaMemcpy(P.grads.data(), host.data(), sizeof(float) * static_cast<size_t>(n),
-                     cudaMemcpyHostToDevice));
-  if (shard_end > shard_begin)
-    PX_CUDA(cudaMemcpy(P.master.data(), host.data() + shard_begin,
-                       sizeof(float) * static_cast<size_t>(shard_end - shard_begin),
-                       cudaMemcpyHostToDevice));
+  upload(P.grads.data(), host.data(), n);
+  if (shard_end > shard_begin) upload(P.master.data(), host.data() + shard_begin, shard_end - shard_begin);
   cu::cast_to_bf16(P.params.data(), P.grads.data(), n, compute_);
   zero(P.grads.data(), n);
   PX_CUDA(cudaStreamSynchronize(compute_));
@@ -207,11 +207,10 @@ void CudaBackend::gather_state(Params& P, std::vector<float>& m_full, std::vecto
 void CudaBackend::scatter_state(Params& P, const std::vector<float>& m_full,
                                 const std::vector<float>& v_full, int64_t shard_begin,
                                 int64_t shard_end) {
-  PX_CUDA(cudaStreamSynchronize(compute_));
-  const auto bytes = sizeof(float) * static_cast<size_t>(shard_end - shard_begin);
-  if (bytes == 0) return;
-  PX_CUDA(cudaMemcpy(P.m.data(), m_full.data() + shard_begin, bytes, cudaMemcpyHostToDevice));
-  PX_CUDA(cudaMemcpy(P.v.data(), v_full.data() + shard_begin, bytes, cudaMemcpyHostToDevice));
+  if (shard_end <= shard_begin) return;
+  upload(P.m.data(), m_full.data() + shard_begin, shard_end - shard_begin);
+  upload(P.v.data(), v_full.data() + shard_begin, shard_end - shard_begin);
+  PX_CUDA(cudaStreamSynchronize(compute_));  // the host vectors may go away after this
 }
 
 void CudaBackend::download(std::vector<float>& host, const float* dev, int64_t n) {

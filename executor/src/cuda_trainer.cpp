@@ -50,6 +50,7 @@ std::unique_ptr<Trainer> make_cuda_trainer(const PlanFile& plan, const TrainOpti
                                            const ProcessGroups& groups, Recorder& rec,
                                            TokenSource data, nlohmann::json* info) {
   const int devices = kernels::cuda::device_count();
+  if (devices == 0) throw kernels::cuda::Error("no CUDA device");
   const int device = local_rank() % devices;
   PX_CUDA(cudaSetDevice(device));
   auto t = std::make_unique<CudaTrainer>(device, plan, opt, groups, rec, std::move(data));

@@ -5,6 +5,7 @@
 #include <csignal>
 
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <thread>
 
@@ -87,6 +88,11 @@ void check_backend(const std::string& backend) {
   std::string why;
   if (cuda_device_count(&why) == 0)
     throw InputError("command line", "--backend cuda", "no CUDA device (" + why + ")");
+  // Up to 7 streams per rank (compute, TP, DP, 4 pipeline channels) must not share hardware
+  // queues: a queued kernel behind an unmatched NCCL send could wait forever.
+  if (const char* c = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS"); c && std::atoi(c) < 7)
+    throw InputError("environment", "CUDA_DEVICE_MAX_CONNECTIONS",
+                     std::string("must be unset or >= 7 for the CUDA backend's streams (got ") + c + ")");
 #else
   throw InputError("command line", "--backend cuda",
                    "this parallax was built without the CUDA backend (PARALLAX_CUDA=OFF)");

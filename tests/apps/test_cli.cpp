@@ -59,6 +59,14 @@ TEST_CASE("version and help flags succeed") {
   }
 }
 
+TEST_CASE("version lists the executor backends this build has") {
+  // cpu with the MPI executor, cuda too when built with PARALLAX_CUDA (CI builds it: nvcc, no GPU).
+  const Result v = run("--version");
+  CHECK(v.code == 0);
+  INFO(v.out);
+  CHECK(v.out.find(std::string("(backends: ") + PARALLAX_EXPECT_BACKENDS + ")") != std::string::npos);
+}
+
 TEST_CASE("predict --json on the defaults has every documented key") {
   const Result r = run("predict --json");
   REQUIRE(r.code == 0);

@@ -78,6 +78,10 @@ void reference_blas_gemm(const cu::RowMajorGemm& g, float alpha, const void* A, 
                          const void* B, cu::DType bt, float beta, void* C, cu::DType ct) {
   const cu::ColMajorGemm c = cu::to_col_major(g);
   REQUIRE(c.first_is_b);
+  // cuBLAS's leading-dimension rules (else CUBLAS_STATUS_INVALID_VALUE on the GPU).
+  CHECK(c.ld_first >= std::max<int64_t>(1, c.trans_first ? c.k : c.m));
+  CHECK(c.ld_second >= std::max<int64_t>(1, c.trans_second ? c.n : c.k));
+  CHECK(c.ldc >= std::max<int64_t>(1, c.m));
   for (int64_t b = 0; b < c.batch; ++b) {
     const int64_t of = b * c.stride_first, os = b * c.stride_second, oc = b * c.stride_c;
     gemm_col_major(

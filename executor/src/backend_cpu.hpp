@@ -55,7 +55,7 @@ class CpuBackend {
   // Host times of the step's start and end.
   double begin_step() { return rec_.now_s(); }
   double finish_step() { return rec_.now_s(); }
-  void wait_stash(StashSync&) {}
+  void wait_sent(StashSync&, P2PDir) {}
 
   template <class T>
   void zero(T* x, int64_t n) const {

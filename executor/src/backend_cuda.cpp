@@ -160,9 +160,8 @@ double CudaBackend::finish_step() {
   return now;
 }
 
-void CudaBackend::wait_stash(StashSync& s) {
-  PX_CUDA(cudaStreamWaitEvent(compute_, s.forward_sent, 0));
-  PX_CUDA(cudaStreamWaitEvent(compute_, s.backward_sent, 0));
+void CudaBackend::wait_sent(StashSync& s, P2PDir dir) {
+  PX_CUDA(cudaStreamWaitEvent(compute_, dir == P2PDir::forward ? s.forward_sent : s.backward_sent, 0));
 }
 
 double CudaBackend::read_scalar(const double* s) const {
@@ -404,9 +403,11 @@ void CudaComm::send(const bf16* x, int64_t n, int dest, int /*tag*/, const Group
 }
 
 void CudaComm::recv(bf16* x, int64_t n, int src, int /*tag*/, const Group& g,
-                    const std::string& what, P2PDir dir) {
+                    const std::string& what, P2PDir dir, const CudaBackend::StashSync* sync) {
   Channel& c = channel(false, dir, src);
-  be_.order(c.stream, be_.compute());  // the buffer is free
+  be_.order(c.stream, be_.compute());  // the buffer is free: its readers were on compute ...
+  if (sync)  // ... and its last send from it has completed
+    PX_CUDA(cudaStreamWaitEvent(c.stream, dir == P2PDir::forward ? sync->forward_sent : sync->backward_sent, 0));
   const int e0 = be_.timer().record(c.stream);
   PX_NCCL(ncclRecv(x, static_cast<size_t>(n), ncclBfloat16, 0, c.comm.get(), c.stream));
   const int e1 = be_.timer().record(c.stream);

@@ -10,9 +10,11 @@
 // of the step); a TP stream and a DP stream for collectives; one stream per pipeline channel
 // (see CudaComm). A collective's stream first waits for the compute stream (its input is
 // ready), the compute stream then waits for the collective (its output is used next). A
-// receive waits for the compute stream (its buffer is free) and the compute stream for the
-// receive; a send waits for the compute stream and records an event in the stash it sends
-// from, which the compute stream waits for before that stash is reused. No host-device
+// receive waits for the compute stream and for the last send from its buffer (a stash event),
+// and the compute stream for the receive; a send waits for the compute stream and records
+// that event in the stash it sends from; the compute stream waits for a stash's forward send
+// before reusing the stash (tests/executor/test_pipeline_streams.cpp plays these rules for
+// every schedule on a model device where sends block until received). No host-device
 // synchronisation inside a step: the host waits once, in finish_step, for the loss, the
 // gradient norm and the timings (the test-only gradient dump also waits).
 //
@@ -160,7 +162,8 @@ class CudaBackend {
   }
   double begin_step();
   double finish_step();
-  void wait_stash(StashSync& s);
+  // The compute stream waits until the stash's last send in that direction has completed.
+  void wait_sent(StashSync& s, P2PDir dir);
 
   template <class T>
   void zero(T* x, int64_t n) {
@@ -347,8 +350,9 @@ class CudaComm {
   void all_reduce_scalar(double* x, const Group& g);
   void send(const bf16* x, int64_t n, int dest, int tag, const Group& g, const std::string& what,
             P2PDir dir, CudaBackend::StashSync* sync);
+  // The receive waits first for the stash's last send in the same direction (the buffer).
   void recv(bf16* x, int64_t n, int src, int tag, const Group& g, const std::string& what,
-            P2PDir dir);
+            P2PDir dir, const CudaBackend::StashSync* sync);
   void wait_sends();
 
  private:

@@ -251,12 +251,17 @@ void TrainerImpl<Be>::run_schedule(double* loss_acc) {
       if (free_[c].empty()) throw std::logic_error("executor: stash pool exhausted");
       std::unique_ptr<Stash> s = std::move(free_[c].back());
       free_[c].pop_back();
-      be_.wait_stash(s->sync);  // the previous micro-batch's sends from it have completed
+      // Its forward output is overwritten below: the previous micro-batch's forward send from
+      // it must have completed. (Its gradient buffer is waited for at the backward, where it
+      // is next written: waiting here for the backward send too would tie this forward to the
+      // previous stage's progress, which can wait on this rank; a model test found the cycle
+      // in interleaved schedules.)
+      be_.wait_sent(s->sync, P2PDir::forward);
       s->tokens = tokens_.data() + st.micro_batch * d.N;
       s->targets = targets_.data() + st.micro_batch * d.N;
       if (!ch.first())
         comm_.recv(s->input, d.Ns * d.C, static_cast<int>((v - 1) % p.pp), tag(0, v, st.micro_batch),
-                   g_.pp, "pp_recv_forward", P2PDir::forward);
+                   g_.pp, "pp_recv_forward", P2PDir::forward, &s->sync);
       ctx.logits_copy = capture_logits_ && ch.last() ? logits_.data() + st.micro_batch * d.N * d.Vl
                                                      : nullptr;
       ctx.loss_acc = ch.last() && g_.coords.tp == 0 ? loss_acc : nullptr;
@@ -267,9 +272,13 @@ void TrainerImpl<Be>::run_schedule(double* loss_acc) {
       live_[c][mb] = std::move(s);
     } else {
       std::unique_ptr<Stash> s = std::move(live_[c][mb]);
+      // s->dres is written next (received into, or zeroed by the last chunk): the previous
+      // micro-batch's backward send from it must have completed.
       if (!ch.last())
         comm_.recv(s->dres, d.Ns * d.C, static_cast<int>((v + 1) % p.pp), tag(1, v, st.micro_batch),
-                   g_.pp, "pp_recv_backward", P2PDir::backward);
+                   g_.pp, "pp_recv_backward", P2PDir::backward, &s->sync);
+      else
+        be_.wait_sent(s->sync, P2PDir::backward);
       ch.backward(*s, s->dres, ctx);
       if (!ch.first())
         comm_.send(s->dres, d.Ns * d.C, static_cast<int>((v - 1) % p.pp),

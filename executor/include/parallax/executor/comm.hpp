@@ -37,15 +37,16 @@ class Comm {
   void send(const float* x, int64_t n, int dest, int tag, const Group& g, const std::string& what);
   void recv(float* x, int64_t n, int src, int tag, const Group& g, const std::string& what);
   void wait_sends();
-  // The backend-neutral forms the trainer calls (direction and reuse token unused over MPI:
+  // The backend-neutral forms the trainer calls (direction and stash events unused over MPI:
   // sends are copied, so their buffers are free at once).
   template <class Sync>
   void send(const float* x, int64_t n, int dest, int tag, const Group& g, const std::string& what,
             P2PDir, Sync*) {
     send(x, n, dest, tag, g, what);
   }
+  template <class Sync>
   void recv(float* x, int64_t n, int src, int tag, const Group& g, const std::string& what,
-            P2PDir) {
+            P2PDir, const Sync*) {
     recv(x, n, src, tag, g, what);
   }
 

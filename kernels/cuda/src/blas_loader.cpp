@@ -21,11 +21,11 @@ void resolve(void* lib, F& fn, const char* name) {
 
 BlasApi load() {
   void* lib = nullptr;
-  for (const char* name : {"libcublas.so.13", "libcublas.so"}) {
+  for (const char* name : {PARALLAX_CUBLAS_SONAME, "libcublas.so"}) {
     lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (lib) break;
   }
-  if (!lib) throw Error(std::string("cannot load cuBLAS (libcublas.so.13): ") + dlerror());
+  if (!lib) throw Error(std::string("cannot load cuBLAS (" PARALLAX_CUBLAS_SONAME "): ") + dlerror());
   BlasApi a{};
   resolve(lib, a.create, "cublasCreate_v2");
   resolve(lib, a.destroy, "cublasDestroy_v2");

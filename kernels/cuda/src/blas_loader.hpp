@@ -2,8 +2,9 @@
 // cuBLAS, loaded on first use with dlopen. Linking libcublas (and with it libcublasLt, 517 MB)
 // into `parallax` costs every process ~0.09 s and ~215 MB resident before main (measured on the
 // build machine: a program linking it vs not), which every CPU run, every CLI call and every
-// MPI rank of the CPU backend would pay. The function types are spelled out from cublas_api.h
-// (CUDA 13), and the resolved symbols are the ABI names (the _v2 ones the macros map to).
+// MPI rank of the CPU backend would pay. The soname is the toolkit's we compile against
+// (PARALLAX_CUBLAS_SONAME); the function types are spelled out from cublas_api.h (CUDA 13),
+// and the resolved symbols are the ABI names (the _v2 ones the macros map to).
 #include <cublas_v2.h>
 
 namespace parallax::kernels::cuda {

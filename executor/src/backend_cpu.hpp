@@ -22,6 +22,8 @@ class CpuBackend {
   using wt = float;
   template <class T>
   using Buffer = std::vector<T>;
+  template <class T>
+  using HostBuffer = std::vector<T>;
   using Comm = exec::Comm;
   struct StashSync {};
   static constexpr bool kMixed = false;  // no separate master weights
@@ -32,6 +34,10 @@ class CpuBackend {
   template <class T>
   Buffer<T> alloc(int64_t n) const {
     return Buffer<T>(static_cast<size_t>(n), T{});
+  }
+  template <class T>
+  HostBuffer<T> host_alloc(int64_t n) const {
+    return HostBuffer<T>(static_cast<size_t>(n), T{});
   }
   template <class T>
   void upload(T* dst, const T* src, int64_t n) const {

@@ -23,6 +23,7 @@
 // workspaces); nothing is allocated inside a step.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <string>
@@ -73,6 +74,40 @@ class DeviceBuffer {
   size_t n_ = 0;
 };
 
+// Page-locked host memory (the step's tokens): a copy from it is asynchronous, where one from
+// pageable memory may make the host wait.
+template <class T>
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  explicit PinnedBuffer(int64_t n) : n_(static_cast<size_t>(n)) {
+    void* p = nullptr;
+    PX_CUDA(cudaMallocHost(&p, sizeof(T) * std::max<size_t>(n_, 1)));
+    p_ = static_cast<T*>(p);
+    for (size_t i = 0; i < n_; ++i) p_[i] = T{};
+  }
+  ~PinnedBuffer() {
+    if (p_) cudaFreeHost(p_);
+  }
+  PinnedBuffer(PinnedBuffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
+    if (this != &o) {
+      if (p_) cudaFreeHost(p_);
+      p_ = std::exchange(o.p_, nullptr);
+      n_ = std::exchange(o.n_, 0);
+    }
+    return *this;
+  }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  T* data() const { return p_; }
+  size_t size() const { return n_; }
+
+ private:
+  T* p_ = nullptr;
+  size_t n_ = 0;
+};
+
 // CUDA events timing the step's ops on their streams; resolved into the Recorder (same
 // measurements.json and trace as the CPU backend) once the step has finished.
 class EventTimer {
@@ -111,6 +146,8 @@ class CudaBackend {
   using wt = bf16;
   template <class T>
   using Buffer = DeviceBuffer<T>;
+  template <class T>
+  using HostBuffer = PinnedBuffer<T>;
   using Comm = CudaComm;
   static constexpr bool kMixed = true;
   static constexpr const char* kName = "cuda";
@@ -140,6 +177,10 @@ class CudaBackend {
   template <class T>
   Buffer<T> alloc(int64_t n) const {
     return Buffer<T>(n);
+  }
+  template <class T>
+  HostBuffer<T> host_alloc(int64_t n) const {
+    return HostBuffer<T>(n);
   }
   template <class T>
   void upload(T* dst, const T* src, int64_t n) {

@@ -4,7 +4,9 @@
 #include <mpi.h>
 
 #include <cstdlib>
+#include <utility>
 
+#include "parallax/core/error.hpp"
 #include "backend_cuda.hpp"
 #include "parallax/kernels/cuda/device.hpp"
 #include "trainer_impl.hpp"
@@ -16,13 +18,15 @@ template class TrainerImpl<CudaBackend>;
 
 namespace {
 
-int local_rank() {
+// This rank's index among the ranks of its node, and their number.
+std::pair<int, int> local_rank_and_size() {
   MPI_Comm node;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int r = 0;
+  int r = 0, n = 1;
   MPI_Comm_rank(node, &r);
+  MPI_Comm_size(node, &n);
   MPI_Comm_free(&node);
-  return r;
+  return {r, n};
 }
 
 struct CudaParts {
@@ -50,8 +54,16 @@ std::unique_ptr<Trainer> make_cuda_trainer(const PlanFile& plan, const TrainOpti
                                            const ProcessGroups& groups, Recorder& rec,
                                            TokenSource data, nlohmann::json* info) {
   const int devices = kernels::cuda::device_count();
-  if (devices == 0) throw kernels::cuda::Error("no CUDA device");
-  const int device = local_rank() % devices;
+  const auto [local, on_node] = local_rank_and_size();
+  // One rank per GPU (NCCL refuses two ranks of a communicator on one device). Decided over
+  // all ranks, so that every rank stops here rather than some in NCCL's initialisation.
+  int crowded = on_node > devices ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &crowded, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (crowded)
+    throw InputError("command line", "--backend cuda",
+                     "one rank per GPU: a node runs more ranks than it has CUDA devices (here " +
+                         std::to_string(on_node) + " ranks, " + std::to_string(devices) + " devices)");
+  const int device = local;
   PX_CUDA(cudaSetDevice(device));
   auto t = std::make_unique<CudaTrainer>(device, plan, opt, groups, rec, std::move(data));
   if (info) {

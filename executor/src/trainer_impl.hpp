@@ -74,8 +74,9 @@ class TrainerImpl : public Trainer {
   // stashes and the one of each in-flight micro-batch.
   std::vector<std::vector<std::unique_ptr<Stash>>> free_;
   std::vector<std::vector<std::unique_ptr<Stash>>> live_;
-  // This step's tokens and targets, (m, N) each: generated on the host, uploaded once.
-  std::vector<int32_t> host_tokens_, host_targets_;
+  // This step's tokens and targets, (m, N) each: generated on the host (page-locked memory on
+  // a device backend), uploaded once at the start of the step.
+  typename Be::template HostBuffer<int32_t> host_tokens_, host_targets_;
   typename Be::template Buffer<int32_t> tokens_, targets_;
   int64_t step_ = 0;
   bool capture_logits_ = false;
@@ -126,8 +127,8 @@ TrainerImpl<Be>::TrainerImpl(Be& be, typename Be::Comm& comm, const PlanFile& pl
     for (int64_t i = 0; i < most[c]; ++i) free_[c].push_back(chunks_[c]->make_stash());
   const Dims& d = chunks_.front()->dims();
   const int64_t all = p.num_micro_batches * d.N;
-  host_tokens_.assign(static_cast<size_t>(all), 0);
-  host_targets_.assign(static_cast<size_t>(all), 0);
+  host_tokens_ = be_.template host_alloc<int32_t>(all);
+  host_targets_ = be_.template host_alloc<int32_t>(all);
   tokens_ = be_.template alloc<int32_t>(all);
   targets_ = be_.template alloc<int32_t>(all);
 }

@@ -100,6 +100,8 @@ class SimBackend {
   using wt = float;
   template <class T>
   using Buffer = std::vector<T>;
+  template <class T>
+  using HostBuffer = std::vector<T>;
   using Comm = SimComm;
   struct StashSync {
     int forward_sent = -1, backward_sent = -1;
@@ -123,6 +125,10 @@ class SimBackend {
   template <class T>
   Buffer<T> alloc(int64_t n) const {
     return Buffer<T>(static_cast<size_t>(n), T{});
+  }
+  template <class T>
+  HostBuffer<T> host_alloc(int64_t n) const {
+    return alloc<T>(n);
   }
   template <class F>
   void time(const std::string&, double, const std::string&, F&& f, Stream = Stream::compute) {

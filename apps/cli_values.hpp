@@ -1,12 +1,4 @@
 #pragma once
-// Parsing of numeric command-line values with the same rules as JSON input: one-line errors that
-// name the flag and the rule (InputError with source "command line").
-#include <cstdint>
-#include <string>
-
-namespace parallax::cli {
-
-int64_t parse_int(const std::string& flag, const std::string& text, int64_t min, int64_t max);
-double parse_number(const std::string& flag, const std::string& text, double min, double max);
-
-}  // namespace parallax::cli
+// parse_int / parse_number moved to parallax::planner (flag_inputs.hpp) so that the GUI parses its
+// fields with the same rules and messages; this header stays for the subcommands that include it.
+#include "parallax/planner/flag_inputs.hpp"

@@ -7,9 +7,7 @@
 #include "parallax/core/atomic_file.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/json_reader.hpp"
-#include "parallax/export/deepspeed.hpp"
-#include "parallax/export/launchers.hpp"
-#include "parallax/export/megatron.hpp"
+#include "parallax/export/export_text.hpp"
 
 namespace parallax::cli {
 namespace {
@@ -25,16 +23,7 @@ void run_export(const ExportArgs& a) {
   const PlanFile f = read_plan_file(read_json_file(a.plan), a.plan);
   LaunchOptions lo;
   lo.plan_path = a.plan;
-  std::string text;
-  if (a.format == "megatron") {
-    text = megatron_args_text(f);
-  } else if (a.format == "deepspeed") {
-    text = deepspeed_config(f).dump(2) + "\n";
-  } else if (a.format == "slurm") {
-    text = a.launcher == "parallax" ? slurm_parallax_script(f, lo) : slurm_megatron_script(f, lo);
-  } else {
-    text = mpirun_script(f, lo);
-  }
+  const std::string text = export_text(f, a.format, lo, a.launcher);
   if (a.out.empty()) {
     std::cout << text;
   } else {

@@ -12,6 +12,7 @@
 #include "parallax/core/plan_file.hpp"
 #include "parallax/core/spec_json.hpp"
 #include "parallax/costmodel/prediction_json.hpp"
+#include "parallax/planner/plan_text.hpp"
 #include "parallax/planner/planner.hpp"
 #include "parallax/planner/sensitivity.hpp"
 #include "parallax/planner/simulator_refiner.hpp"
@@ -56,7 +57,7 @@ std::string plans_table(const SearchResult& res, int64_t top) {
     const PlanSpec& p = r.plan;
     const Prediction& pr = r.prediction;
     // Throughput at the ranking time (the simulator's, when refined).
-    const double scale = pr.iteration_time_s / r.time_s;
+    const double scale = r.throughput_scale();
     t.add_row({std::to_string(i + 1), std::to_string(p.tp), std::to_string(p.pp),
                std::to_string(p.vpp), std::to_string(p.dp), std::to_string(p.micro_batch),
                std::to_string(p.num_micro_batches), to_string(p.recompute),
@@ -97,20 +98,6 @@ nlohmann::json search_json(const SearchResult& res, int64_t top) {
   return j;
 }
 
-[[noreturn]] void no_plan(const SearchResult& res, const PlannerInputs& in) {
-  std::string why;
-  if (res.closest) {
-    const Prediction& p = res.closest->prediction;
-    why = "no admitted plan fits in memory; closest: " + plan_line(res.closest->plan) + " needs " +
-          fmt_gb(p.peak_bytes + p.reserve_bytes) + " of " + fmt_gb(p.capacity_bytes);
-  } else {
-    std::string rules;
-    for (const auto& [k, v] : res.rejected_by_rule) rules += (rules.empty() ? "" : ", ") + k;
-    why = "no plan for " + std::to_string(in.gpus) + " GPUs passes the rules (" + rules + ")";
-  }
-  throw InputError("command line", "--gpus", why);
-}
-
 void run_plan(const PlanArgs& a) {
   const ResolvedJob rj = resolve_job(a.job);
   PlannerInputs in;
@@ -126,7 +113,7 @@ void run_plan(const PlanArgs& a) {
   const SearchResult res = search_plans(in, topo, in.top_k > 0 ? simulator_refiner(in, topo) : Refiner{},
                                         a.json ? Progress{} : progress_bar());
   if (a.explain && res.plans.empty()) std::cerr << rejections_text(res);
-  if (res.plans.empty()) no_plan(res, in);
+  if (res.plans.empty()) throw no_plan_error(res, in.gpus);
 
   const RankedPlan& win = res.plans.front();
   if (!a.out.empty()) {

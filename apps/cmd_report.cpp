@@ -10,7 +10,6 @@
 #include "commands.hpp"
 #include "parallax/core/atomic_file.hpp"
 #include "parallax/core/error.hpp"
-#include "parallax/costmodel/conventions.hpp"
 #include "parallax/reports/report.hpp"
 #include "parallax/version.hpp"
 #include "plan_options.hpp"
@@ -36,8 +35,6 @@ void run_report(const ReportArgs& a) {
   in.planner.gpus = rj.gpus;
   in.planner.profile = rj.profile;
   in.planner.options = search_options(a.search);
-  // Without --tokens: 20 tokens per parameter (Hoffmann et al. 2022's compute-optimal ratio).
-  if (in.planner.job.tokens <= 0) in.planner.job.tokens = 20 * model_params(rj.model);
   in.top = a.top;
   in.version = kVersion;
   if (!a.scaling_gpus.empty()) {

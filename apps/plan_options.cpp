@@ -1,45 +1,9 @@
+// The CLI11 side of the job / plan / search flags: which flag fills which field of PlanOptions and
+// SearchFlags. Their resolution into validated specs lives in parallax::planner (flag_inputs.hpp),
+// shared with the GUI so that both report bad input with the same message.
 #include "plan_options.hpp"
 
-#include <map>
-#include <sstream>
-
-#include "cli_values.hpp"
-#include "parallax/core/error.hpp"
-#include "parallax/core/presets.hpp"
-#include "parallax/core/spec_json.hpp"
-
 namespace parallax::cli {
-namespace {
-
-// Which flag sets each field validate_plan may complain about.
-std::string flag_for_path(const std::string& path) {
-  static const std::map<std::string, std::string> table = {
-      {"$.gpus", "--gpus"},
-      {"$.plan", "--gpus"},
-      {"$.plan.tp", "--tp"},
-      {"$.plan.pp", "--pp"},
-      {"$.plan.dp", "--gpus"},
-      {"$.plan.vpp", "--vpp"},
-      {"$.plan.micro_batch", "--mbs"},
-      {"$.plan.num_micro_batches", "--global-batch"},
-      {"$.plan.sequence_parallel", "--sp"},
-      {"$.plan.recompute", "--recompute"},
-      {"$.plan.recompute_layers", "--recompute-layers"},
-      {"$.plan.zero", "--zero"},
-      {"$.plan.schedule", "--schedule"},
-      {"$.plan.order", "--order"},
-      {"$.job.global_batch", "--global-batch"},
-      {"$.job.dtype", "--dtype"},
-      {"$.job.bytes_per_param", "--bytes-per-param"},
-      {"$.job.framework", "--framework"},
-      {"$.job.tokens", "--tokens"},
-      {"$.job.price_per_gpu_hour_usd", "--price"},
-  };
-  auto it = table.find(path);
-  return it == table.end() ? path : it->second;
-}
-
-}  // namespace
 
 void add_job_options(CLI::App& app, PlanOptions& o, bool with_gpus) {
   app.add_option("--model", o.model, "model preset name or JSON file")->capture_default_str();
@@ -85,108 +49,8 @@ void add_search_flags(CLI::App& app, SearchFlags& f) {
   app.add_flag("--allow-all", f.allow_all, "admit plans no existing trainer runs");
   app.add_flag("--uneven-pp", f.uneven_pp,
                "also try lighter first/last pipeline stages (pp need not divide the layers)");
-}
-
-SearchOptions search_options(const SearchFlags& f) {
-  SearchOptions o;
-  o.recompute.clear();
-  std::stringstream ss(f.recompute_allowed);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item == "none") o.recompute.push_back(Recompute::none);
-    else if (item == "selective") o.recompute.push_back(Recompute::selective);
-    else if (item == "full") o.recompute.push_back(Recompute::full);
-    else {
-      throw InputError("command line", "--recompute-allowed",
-                       "each mode must be none, selective or full (got \"" + item + "\")");
-    }
-  }
-  if (o.recompute.empty()) {
-    throw InputError("command line", "--recompute-allowed", "needs at least one mode");
-  }
-  o.sequence_parallel = !f.no_sp;
-  o.allow_cross_node_tp = f.allow_cross_node_tp;
-  o.allow_all = f.allow_all;
-  o.uneven_pp = f.uneven_pp;
-  return o;
-}
-
-ResolvedJob resolve_job(const PlanOptions& o) {
-  ResolvedJob r;
-  r.model = load_model(o.model);
-  r.cluster = load_cluster(o.cluster);
-  r.gpus = parse_int("--gpus", o.gpus, 1, Limits::max_gpus);
-  if (r.gpus > r.cluster.total_gpus()) {
-    throw InputError("command line", "--gpus",
-                     "cluster " + r.cluster.name + " has " + std::to_string(r.cluster.total_gpus()) +
-                         " GPUs (got " + std::to_string(r.gpus) + ")");
-  }
-  // The job goes through the same strict JSON reader as files do.
-  nlohmann::json job = {{"global_batch", parse_int("--global-batch", o.global_batch, 1,
-                                                   Limits::max_global_batch)},
-                        {"dtype", o.dtype},
-                        {"bytes_per_param", parse_int("--bytes-per-param", o.bytes_per_param, 1, 64)},
-                        {"framework", o.framework}};
-  if (!o.tokens.empty()) job["tokens"] = parse_number("--tokens", o.tokens, 0, Limits::max_tokens);
-  if (!o.price.empty()) job["price_per_gpu_hour_usd"] = parse_number("--price", o.price, 0, 1e6);
-  try {
-    JsonObjectReader jr(job, "command line", "$.job");
-    r.job = read_job(jr);
-    if (r.cluster.gpu.peak(r.job.dtype) <= 0) {
-      throw InputError("command line", "$.job.dtype",
-                       "GPU " + r.cluster.gpu.name + " has no " + to_string(r.job.dtype) + " math");
-    }
-  } catch (const InputError& e) {
-    if (e.source() != "command line") throw;
-    throw InputError("command line", flag_for_path(e.path()), e.rule());
-  }
-  r.profile = load_profile(o.profile.empty() ? r.cluster.profile : o.profile);
-  r.profile.framework(r.job.framework);  // unknown framework is an input error now, not later
-  return r;
-}
-
-Resolved resolve(const PlanOptions& o) {
-  const ResolvedJob rj = resolve_job(o);
-  Resolved r;
-  PlanFile& f = r.file;
-  f.model = rj.model;
-  f.cluster = rj.cluster;
-  f.gpus = rj.gpus;
-  f.job = rj.job;
-  r.profile = rj.profile;
-
-  const int64_t tp = parse_int("--tp", o.tp, 1, Limits::max_gpus);
-  const int64_t pp = parse_int("--pp", o.pp, 1, Limits::max_gpus);
-  if (f.gpus % (tp * pp) != 0) {
-    throw InputError("command line", "--gpus",
-                     "must be divisible by tp * pp = " + std::to_string(tp * pp) + " (got " +
-                         std::to_string(f.gpus) + ")");
-  }
-  nlohmann::json plan = {{"tp", tp},
-                         {"pp", pp},
-                         {"dp", f.gpus / (tp * pp)},
-                         {"vpp", parse_int("--vpp", o.vpp, 1, Limits::max_layers)},
-                         {"micro_batch", parse_int("--mbs", o.mbs, 1, Limits::max_global_batch)},
-                         {"sequence_parallel", o.sp},
-                         {"recompute", o.recompute},
-                         {"recompute_layers",
-                          parse_int("--recompute-layers", o.recompute_layers, 0, Limits::max_layers)},
-                         {"zero", parse_int("--zero", o.zero, 0, 3)},
-                         {"order", o.order}};
-  if (!o.schedule.empty()) plan["schedule"] = o.schedule;
-  try {
-    JsonObjectReader pr(plan, "command line", "$.plan");
-    f.plan = read_plan(pr);
-    if (f.plan.num_micro_batches == 0 && f.plan.micro_batch * f.plan.dp > 0 &&
-        f.job.global_batch % (f.plan.micro_batch * f.plan.dp) == 0) {
-      f.plan.num_micro_batches = f.job.global_batch / (f.plan.micro_batch * f.plan.dp);
-    }
-    validate_plan(f.model, f.cluster, f.job, f.plan, f.gpus, "command line");
-  } catch (const InputError& e) {
-    if (e.source() != "command line") throw;
-    throw InputError("command line", flag_for_path(e.path()), e.rule());
-  }
-  return r;
+  app.add_option("--force-tp", f.force_tp, "search only plans with this tensor-parallel size");
+  app.add_option("--force-pp", f.force_pp, "search only plans with this pipeline-parallel size");
 }
 
 }  // namespace parallax::cli

@@ -8,13 +8,13 @@
 #include "parallax/core/model_spec.hpp"
 #include "parallax/core/plan_spec.hpp"
 #include "parallax/costmodel/predict.hpp"
+#include "parallax/planner/plan_text.hpp"  // plan_line
 
 namespace parallax::cli {
 
 // "model / cluster / job" lines describing what was asked.
 std::string inputs_header(const ModelSpec& m, const ClusterSpec& c, int64_t gpus, const JobSpec& j,
                           const std::string& profile);
-std::string plan_line(const PlanSpec& p);
 std::string throughput_table(const Prediction& pr);
 std::string time_table(const Prediction& pr);
 std::string memory_section(const Prediction& pr, const PlanSpec& p);

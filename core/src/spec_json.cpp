@@ -154,7 +154,7 @@ IntraNodeFabric read_intra(JsonObjectReader& r) {
   expect_keys(r, {"kind", "nvlink_bandwidth_bytes_per_s", "allreduce_busbw_bytes_per_s",
                   "p2p_bandwidth_bytes_per_s", "latency_s"});
   IntraNodeFabric f;
-  f.kind = r.get_enum("kind", {"nvswitch", "nvlink-mesh", "pcie"});
+  f.kind = r.get_enum("kind", {"nvswitch", "nvlink-mesh", "pcie", "shared-memory"});
   f.nvlink_bandwidth_bytes_per_s =
       positive(r, "nvlink_bandwidth_bytes_per_s", Limits::max_bytes_per_s);
   f.allreduce_busbw_bytes_per_s =

@@ -22,10 +22,29 @@ struct Rates {
   const EfficiencyProfile* prof;
 };
 
+const char* gemm_role(Phase ph) {
+  switch (ph) {
+    case Phase::backward_data: return "dgrad";
+    case Phase::backward_weight: return "wgrad";
+    default: return "forward";
+  }
+}
+
+// A calibrated class efficiency is the fraction of the op's roofline time; a calibrated GEMM
+// shape replaces the table by smallest dimension; otherwise the fitted tables apply.
 double op_time(const Op& op, const Rates& r) {
-  const double mem_s = op.bytes / (r.mem_bytes_per_s * r.prof->memory_bound_efficiency * r.scale);
+  const EfficiencyProfile& pf = *r.prof;
+  if (auto cls = pf.op_class_efficiency.find(op.op_class); cls != pf.op_class_efficiency.end()) {
+    double roof_s = op.bytes / r.mem_bytes_per_s;
+    if (op.kind == OpKind::gemm) roof_s = std::max(roof_s, op.flops / r.peak_flops_per_s);
+    return roof_s / (cls->second * r.scale);
+  }
+  const double mem_s = op.bytes / (r.mem_bytes_per_s * pf.memory_bound_efficiency * r.scale);
   if (op.kind == OpKind::memory) return mem_s;
-  const double eff = r.prof->gemm_efficiency(op.shape.min_dim());
+  const GemmShape& g = op.shape;
+  if (const GemmShapeEfficiency* e = pf.gemm_shape(gemm_role(op.phase), g.batch, g.m, g.n, g.k))
+    return op.flops / (r.peak_flops_per_s * e->efficiency * r.scale);
+  const double eff = pf.gemm_efficiency(op.shape.min_dim());
   return std::max(op.flops / (r.peak_flops_per_s * eff * r.scale), mem_s);
 }
 
@@ -49,16 +68,42 @@ PhaseTimes phase_times(const std::vector<Op>& ops, const Rates& r) {
   return t;
 }
 
+// A collective on one group: the profile's fit for its kind, span and size when it has one
+// (calibration), otherwise the topology's estimate.
+double coll_s(const EfficiencyProfile& pf, const GroupCost& g, Collective op, double bytes) {
+  if (g.size <= 1 || bytes <= 0) return 0;
+  if (const CollectiveFit* f = pf.collective_fit(op, g.nodes > 1, g.size))
+    return fitted_time_s(*f, g.size, bytes);
+  return collective_time_s(g, op, bytes);
+}
+
+double max_coll_s(const EfficiencyProfile& pf, const std::vector<GroupCost>& groups, Collective op,
+                  double bytes) {
+  double t = 0;
+  for (const GroupCost& g : groups) t = std::max(t, coll_s(pf, g, op, bytes));
+  return t;
+}
+
+double max_p2p_s(const EfficiencyProfile& pf, const std::vector<P2pCost>& costs, double bytes) {
+  double t = 0;
+  for (const P2pCost& c : costs) {
+    const CollectiveFit* f = pf.collective_fit(Collective::send_recv, c.crosses_nodes, 2);
+    t = std::max(t, f ? fitted_time_s(*f, 2, bytes) : p2p_time_s(c, bytes));
+  }
+  return t;
+}
+
 // TP communication of an op list on the slowest of a stage's TP groups.
-double comm_time(const std::vector<CommOp>& ops, const std::vector<GroupCost>& tp) {
+double comm_time(const EfficiencyProfile& pf, const std::vector<CommOp>& ops,
+                 const std::vector<GroupCost>& tp) {
   double worst = 0;
   for (const GroupCost& g : tp) {
     double t = 0;
     for (const CommOp& op : ops) {
       switch (op.kind) {
-        case CommKind::tp_all_reduce: t += collective_time_s(g, Collective::all_reduce, op.bytes); break;
-        case CommKind::tp_reduce_scatter: t += collective_time_s(g, Collective::reduce_scatter, op.bytes); break;
-        case CommKind::tp_all_gather: t += collective_time_s(g, Collective::all_gather, op.bytes); break;
+        case CommKind::tp_all_reduce: t += coll_s(pf, g, Collective::all_reduce, op.bytes); break;
+        case CommKind::tp_reduce_scatter: t += coll_s(pf, g, Collective::reduce_scatter, op.bytes); break;
+        case CommKind::tp_all_gather: t += coll_s(pf, g, Collective::all_gather, op.bytes); break;
         case CommKind::none: break;
       }
     }
@@ -69,19 +114,19 @@ double comm_time(const std::vector<CommOp>& ops, const std::vector<GroupCost>& t
 
 // Data-parallel gradient synchronisation of one stage's parameters, per iteration, on the slowest
 // of the stage's DP groups.
-double dp_time(const PlanSpec& p, const std::vector<GroupCost>& dp, double params,
+double dp_time(const EfficiencyProfile& pf, const PlanSpec& p, const std::vector<GroupCost>& dp, double params,
                double grad_elem_bytes, double weight_elem_bytes) {
   if (p.dp <= 1) return 0;
   const double grads = params * grad_elem_bytes;
   const double weights = params * weight_elem_bytes;
   switch (p.zero) {
-    case 0: return max_collective_time_s(dp, Collective::all_reduce, grads);
+    case 0: return max_coll_s(pf, dp, Collective::all_reduce, grads);
     case 1:
     case 2: {
       double worst = 0;
       for (const GroupCost& g : dp)
-        worst = std::max(worst, collective_time_s(g, Collective::reduce_scatter, grads) +
-                                    collective_time_s(g, Collective::all_gather, weights));
+        worst = std::max(worst, coll_s(pf, g, Collective::reduce_scatter, grads) +
+                                    coll_s(pf, g, Collective::all_gather, weights));
       return worst;
     }
     default: {
@@ -90,14 +135,39 @@ double dp_time(const PlanSpec& p, const std::vector<GroupCost>& dp, double param
       const double m = static_cast<double>(p.num_micro_batches);
       double worst = 0;
       for (const GroupCost& g : dp)
-        worst = std::max(worst, m * (2 * collective_time_s(g, Collective::all_gather, weights) +
-                                     collective_time_s(g, Collective::reduce_scatter, grads)));
+        worst = std::max(worst, m * (2 * coll_s(pf, g, Collective::all_gather, weights) +
+                                     coll_s(pf, g, Collective::reduce_scatter, grads)));
       return worst;
     }
   }
 }
 
+Rates rates_for(const GpuSpec& gpu, const JobSpec& j, const EfficiencyProfile& prof) {
+  const double peak = gpu.peak(j.dtype);
+  if (peak <= 0) {
+    throw InputError("job", "$.job.dtype",
+                     std::string("GPU ") + gpu.name + " has no " + to_string(j.dtype) + " math");
+  }
+  return {peak, gpu.hbm_bandwidth_bytes_per_s, prof.framework(j.framework).compute_efficiency_scale,
+          &prof};
+}
+
+double optimizer_rate(const Rates& r, const EfficiencyProfile& prof) {
+  const auto cls = prof.op_class_efficiency.find(kOptimizerClass);
+  return r.mem_bytes_per_s * r.scale *
+         (cls != prof.op_class_efficiency.end() ? cls->second : prof.memory_bound_efficiency);
+}
+
 }  // namespace
+
+double op_time_s(const Op& op, const GpuSpec& gpu, const JobSpec& j, const EfficiencyProfile& prof) {
+  return op_time(op, rates_for(gpu, j, prof));
+}
+
+double optimizer_time_s(double params, const GpuSpec& gpu, const JobSpec& j,
+                        const EfficiencyProfile& prof) {
+  return params * kOptimizerBytesPerParam / optimizer_rate(rates_for(gpu, j, prof), prof);
+}
 
 IterationCosts iteration_costs(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j,
                                const PlanSpec& p, const EfficiencyProfile& prof) {
@@ -109,13 +179,8 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
                                const PlanSpec& p, const EfficiencyProfile& prof) {
   const ClusterSpec& c = topo.spec();
   IterationCosts out;
-  out.peak_flops_per_s = c.gpu.peak(j.dtype);
-  if (out.peak_flops_per_s <= 0) {
-    throw InputError("job", "$.job.dtype",
-                     std::string("GPU ") + c.gpu.name + " has no " + to_string(j.dtype) + " math");
-  }
-  const Rates rates{out.peak_flops_per_s, c.gpu.hbm_bandwidth_bytes_per_s,
-                    prof.framework(j.framework).compute_efficiency_scale, &prof};
+  const Rates rates = rates_for(c.gpu, j, prof);
+  out.peak_flops_per_s = rates.peak_flops_per_s;
   const ShardShape sh = shard_shape(m, j, p);
   const PlanComm& comm = topo.plan_comm(p);
 
@@ -134,8 +199,8 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
     const double n_rec = static_cast<double>(p.recompute == Recompute::full ? recomputed : layers);
     const double n_plain = static_cast<double>(layers) - n_rec;
     const std::vector<GroupCost>& tp_groups = comm.tp_by_stage[static_cast<size_t>(k)];
-    const double tp_rec = comm_time(comm_rec, tp_groups);
-    const double tp_plain = comm_time(comm_plain, tp_groups);
+    const double tp_rec = comm_time(prof, comm_rec, tp_groups);
+    const double tp_plain = comm_time(prof, comm_plain, tp_groups);
     StageTime st;
     st.forward_s = n_rec * lt_rec.forward + n_plain * lt_plain.forward;
     st.backward_s = n_rec * lt_rec.backward + n_plain * lt_plain.backward;
@@ -144,12 +209,12 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
     if (k == 0) {
       st.forward_s += emb.forward;
       st.backward_s += emb.backward;
-      tp += comm_time(embedding_comm(m, sh), tp_groups);
+      tp += comm_time(prof, embedding_comm(m, sh), tp_groups);
     }
     if (k == p.pp - 1) {
       st.forward_s += head.forward;
       st.backward_s += head.backward;
-      tp += comm_time(head_comm(m, sh), tp_groups);
+      tp += comm_time(prof, head_comm(m, sh), tp_groups);
     }
     st.tp_comm_s = exposed_tp * tp;
     out.stages.push_back(st);
@@ -159,11 +224,11 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
   // without SP the receiver all-gathers the slices over NVLink.
   if (p.pp > 1) {
     const double bytes = static_cast<double>(p.micro_batch * m.seq_len * m.hidden) * sh.act_bytes;
-    out.p2p_s = max_p2p_time_s(comm.p2p, bytes / static_cast<double>(p.tp));
+    out.p2p_s = max_p2p_s(prof, comm.p2p, bytes / static_cast<double>(p.tp));
     if (!p.sequence_parallel && p.tp > 1) {
       double gather = 0;
       for (const auto& tp_groups : comm.tp_by_stage)
-        gather = std::max(gather, max_collective_time_s(tp_groups, Collective::all_gather, bytes));
+        gather = std::max(gather, max_coll_s(prof, tp_groups, Collective::all_gather, bytes));
       out.p2p_s += gather;
     }
   }
@@ -172,18 +237,17 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
   const ParamBytes pb = param_bytes(j.bytes_per_param);
   const double grad_elem = j.bytes_per_param == ParamBytesConvention::b16 ? 2 : 4;
   const double dp = static_cast<double>(p.dp);
-  const double mem_rate =
-      rates.mem_bytes_per_s * prof.memory_bound_efficiency * rates.scale;
+  const double opt_rate = optimizer_rate(rates, prof);
   for (int64_t k = 0; k < p.pp; ++k) {
     const double params = stage_params_per_rank(m, p, k);
-    out.dp_s.push_back(dp_time(p, comm.dp_by_stage[static_cast<size_t>(k)], params, grad_elem, pb.weights));
-    out.optimizer_s.push_back(params / (p.zero >= 1 ? dp : 1) * kOptimizerBytesPerParam / mem_rate);
+    out.dp_s.push_back(dp_time(prof, p, comm.dp_by_stage[static_cast<size_t>(k)], params, grad_elem, pb.weights));
+    out.optimizer_s.push_back(params / (p.zero >= 1 ? dp : 1) * kOptimizerBytesPerParam / opt_rate);
   }
   out.dp_exposed_fraction = 1 - prof.dp_overlap;
   if (p.pp > 1 && m.tied_embeddings) {
     const double emb_bytes = static_cast<double>(sh.padded_vocab) / static_cast<double>(p.tp) *
                              static_cast<double>(m.hidden) * grad_elem;
-    out.embedding_sync_s = max_collective_time_s(comm.embedding, Collective::all_reduce, emb_bytes);
+    out.embedding_sync_s = max_coll_s(prof, comm.embedding, Collective::all_reduce, emb_bytes);
   }
   return out;
 }

@@ -15,6 +15,7 @@ constexpr double kMaskBytes = 1;  // dropout masks are stored as bytes
 void add_gemm(std::vector<Op>& ops, const std::string& name, Phase phase, GemmShape g) {
   Op op;
   op.name = name;
+  op.op_class = op_class_of(name);
   op.kind = OpKind::gemm;
   op.phase = phase;
   op.shape = g;
@@ -28,6 +29,7 @@ void add_mem(std::vector<Op>& ops, const std::string& name, Phase phase, double 
              double flops) {
   Op op;
   op.name = name;
+  op.op_class = op_class_of(name);
   op.kind = OpKind::memory;
   op.phase = phase;
   op.bytes = bytes;
@@ -147,6 +149,19 @@ void add_tp_pair(std::vector<CommOp>& out, const std::string& name, Phase fwd_ph
 }
 
 }  // namespace
+
+const char* op_class_of(const std::string& n) {
+  auto starts = [&](const char* p) { return n.rfind(p, 0) == 0; };
+  const bool bwd = n.find(".bwd") != std::string::npos || n.find(".dgrad_") != std::string::npos;
+  if (starts("attn.")) return bwd ? "attention.bwd" : "attention";
+  if (starts("ln") || starts("final_ln")) return bwd ? "norm.bwd" : "norm";
+  if (starts("bias_gelu") || starts("swiglu")) return bwd ? "activation.bwd" : "activation";
+  if (starts("bias_dropout_add")) return bwd ? "residual.bwd" : "residual";
+  if (starts("rope")) return bwd ? "rope.bwd" : "rope";
+  if (starts("embedding")) return bwd ? "embedding.bwd" : "embedding";
+  if (starts("cross_entropy")) return "cross_entropy";
+  return "gemm";
+}
 
 double GemmShape::min_dim() const { return std::min({m, n, k}); }
 

@@ -1,6 +1,7 @@
 #include "parallax/costmodel/profile.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "parallax/core/error.hpp"
@@ -23,6 +24,44 @@ double EfficiencyProfile::gemm_efficiency(double min_dim) const {
   return t.back().second;
 }
 
+const char* collective_json_name(Collective c) { return to_string(c); }
+
+double collective_steps(Collective c, int64_t n) {
+  const double x = static_cast<double>(n);
+  switch (c) {
+    case Collective::all_reduce: return 2 * (x - 1);
+    case Collective::reduce_scatter:
+    case Collective::all_gather:
+    case Collective::broadcast: return x - 1;
+    case Collective::send_recv: return 1;
+  }
+  return 1;
+}
+
+double fitted_time_s(const CollectiveFit& f, int64_t ranks, double bytes) {
+  if (bytes <= 0 || (ranks <= 1 && f.collective != Collective::send_recv)) return 0;
+  const double alpha = f.alpha_s * collective_steps(f.collective, ranks) /
+                       collective_steps(f.collective, f.ranks);
+  return alpha + busbw_factor(f.collective, ranks) * bytes / f.busbw_bytes_per_s;
+}
+
+const GemmShapeEfficiency* EfficiencyProfile::gemm_shape(const std::string& role, double batch,
+                                                         double m, double n, double k) const {
+  for (const GemmShapeEfficiency& g : gemm_efficiency_by_shape)
+    if (g.role == role && g.batch == batch && g.m == m && g.n == n && g.k == k) return &g;
+  return nullptr;
+}
+
+const CollectiveFit* EfficiencyProfile::collective_fit(Collective c, bool inter_node,
+                                                       int64_t ranks) const {
+  const CollectiveFit* best = nullptr;
+  for (const CollectiveFit& f : communication) {
+    if (f.collective != c || f.inter_node != inter_node) continue;
+    if (!best || std::llabs(f.ranks - ranks) < std::llabs(best->ranks - ranks)) best = &f;
+  }
+  return best;
+}
+
 const SoftwareStack& EfficiencyProfile::framework(const std::string& fw) const {
   auto it = frameworks.find(fw);
   if (it != frameworks.end()) return it->second;
@@ -32,11 +71,84 @@ const SoftwareStack& EfficiencyProfile::framework(const std::string& fw) const {
                    "no entry for framework \"" + fw + "\"; known: " + known.str());
 }
 
+namespace {
+
+Collective collective_from(JsonObjectReader& r) {
+  const std::string c =
+      r.get_enum("collective", {"all_reduce", "reduce_scatter", "all_gather", "send_recv"});
+  if (c == "all_reduce") return Collective::all_reduce;
+  if (c == "reduce_scatter") return Collective::reduce_scatter;
+  if (c == "all_gather") return Collective::all_gather;
+  return Collective::send_recv;
+}
+
+const nlohmann::json& array_of(JsonObjectReader& r, const std::string& key) {
+  const nlohmann::json& a = r.raw(key);
+  if (!a.is_array()) r.fail(key, "must be an array of objects");
+  return a;
+}
+
+void read_shape_table(JsonObjectReader& r, EfficiencyProfile& p) {
+  const nlohmann::json& a = array_of(r, "gemm_efficiency_by_shape");
+  for (size_t i = 0; i < a.size(); ++i) {
+    JsonObjectReader e(a[i], r.source(), r.path_of("gemm_efficiency_by_shape") + "[" + std::to_string(i) + "]");
+    GemmShapeEfficiency g;
+    g.role = e.get_enum("role", {"forward", "dgrad", "wgrad"});
+    g.batch = static_cast<double>(e.get_int_or("batch", 1, int64_t{1} << 40, 1));
+    g.m = static_cast<double>(e.get_int("m", 1, int64_t{1} << 40));
+    g.n = static_cast<double>(e.get_int("n", 1, int64_t{1} << 40));
+    g.k = static_cast<double>(e.get_int("k", 1, int64_t{1} << 40));
+    g.efficiency = e.get_number("efficiency", 1e-6, 1);
+    e.finish();
+    if (p.gemm_shape(g.role, g.batch, g.m, g.n, g.k))
+      throw InputError(r.source(), e.path_of("m"), "shape listed twice for the same role");
+    p.gemm_efficiency_by_shape.push_back(g);
+  }
+}
+
+void read_communication(JsonObjectReader& r, EfficiencyProfile& p) {
+  const nlohmann::json& a = array_of(r, "communication");
+  for (size_t i = 0; i < a.size(); ++i) {
+    JsonObjectReader e(a[i], r.source(), r.path_of("communication") + "[" + std::to_string(i) + "]");
+    CollectiveFit f;
+    f.collective = collective_from(e);
+    f.inter_node = e.get_enum("span", {"intra_node", "inter_node"}) == "inter_node";
+    f.ranks = e.get_int("ranks", 2, 1 << 24);
+    f.alpha_s = e.get_number("alpha_s", 0, 10);
+    f.busbw_bytes_per_s = e.get_number("busbw_bytes_per_s", 1e3, 1e15);
+    f.source = e.get_string_or("source", "");
+    e.finish();
+    for (const CollectiveFit& o : p.communication)
+      if (o.collective == f.collective && o.inter_node == f.inter_node && o.ranks == f.ranks)
+        throw InputError(r.source(), e.path_of("ranks"),
+                         "collective, span and ranks listed twice");
+    p.communication.push_back(f);
+  }
+}
+
+}  // namespace
+
 EfficiencyProfile read_profile(JsonObjectReader& r) {
   EfficiencyProfile p;
   p.name = r.get_string("name");
   p.source = r.get_string("source");
-  if (r.has("provenance")) r.ignore("provenance");
+  if (r.has("provenance")) {
+    JsonObjectReader v = r.object("provenance");
+    p.provenance.machine = v.get_string("machine");
+    p.provenance.backend = v.get_string("backend");
+    p.provenance.date = v.get_string("date");
+    p.provenance.tool = v.get_string_or("tool", "");
+    p.provenance.threads_per_rank = v.get_int_or("threads_per_rank", 0, 4096, 0);
+    if (v.has("source_runs")) {
+      const nlohmann::json& runs = v.raw("source_runs");
+      if (!runs.is_array()) v.fail("source_runs", "must be an array of strings");
+      for (const auto& x : runs) {
+        if (!x.is_string()) v.fail("source_runs", "must be an array of strings");
+        p.provenance.source_runs.push_back(x.get<std::string>());
+      }
+    }
+    v.finish();
+  }
   const nlohmann::json& table = r.raw("gemm_efficiency_by_min_dim");
   const std::string tpath = r.path_of("gemm_efficiency_by_min_dim");
   if (!table.is_array() || table.empty()) {
@@ -79,6 +191,16 @@ EfficiencyProfile read_profile(JsonObjectReader& r) {
     f.finish();
     p.frameworks[key] = s;
   }
+  if (r.has("gemm_efficiency_by_shape")) read_shape_table(r, p);
+  if (r.has("op_class_efficiency")) {
+    JsonObjectReader o = r.object("op_class_efficiency");
+    for (const auto& [key, val] : r.raw("op_class_efficiency").items()) {
+      (void)val;
+      p.op_class_efficiency[key] = o.get_number(key, 1e-6, 1);
+    }
+    o.finish();
+  }
+  if (r.has("communication")) read_communication(r, p);
   r.finish();
   return p;
 }
@@ -97,6 +219,34 @@ nlohmann::json to_json(const EfficiencyProfile& p) {
   j["frameworks"] = nlohmann::json::object();
   for (const auto& [k, s] : p.frameworks) {
     j["frameworks"][k] = {{"compute_efficiency_scale", s.compute_efficiency_scale}};
+  }
+  const Provenance& v = p.provenance;
+  if (!v.machine.empty() || !v.backend.empty()) {
+    j["provenance"] = {{"machine", v.machine}, {"backend", v.backend}, {"date", v.date},
+                       {"source_runs", v.source_runs}};
+    if (!v.tool.empty()) j["provenance"]["tool"] = v.tool;
+    if (v.threads_per_rank > 0) j["provenance"]["threads_per_rank"] = v.threads_per_rank;
+  }
+  if (!p.gemm_efficiency_by_shape.empty()) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const GemmShapeEfficiency& g : p.gemm_efficiency_by_shape)
+      a.push_back({{"role", g.role}, {"batch", static_cast<int64_t>(g.batch)},
+                   {"m", static_cast<int64_t>(g.m)}, {"n", static_cast<int64_t>(g.n)},
+                   {"k", static_cast<int64_t>(g.k)}, {"efficiency", g.efficiency}});
+    j["gemm_efficiency_by_shape"] = a;
+  }
+  if (!p.op_class_efficiency.empty()) j["op_class_efficiency"] = p.op_class_efficiency;
+  if (!p.communication.empty()) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const CollectiveFit& f : p.communication) {
+      nlohmann::json e = {{"collective", collective_json_name(f.collective)},
+                          {"span", f.inter_node ? "inter_node" : "intra_node"},
+                          {"ranks", f.ranks}, {"alpha_s", f.alpha_s},
+                          {"busbw_bytes_per_s", f.busbw_bytes_per_s}};
+      if (!f.source.empty()) e["source"] = f.source;
+      a.push_back(e);
+    }
+    j["communication"] = a;
   }
   return j;
 }

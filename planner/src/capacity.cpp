@@ -10,6 +10,10 @@
 
 namespace parallax {
 
+double tokens_or_default(const JobSpec& job, const ModelSpec& model) {
+  return job.tokens > 0 ? job.tokens : 20 * model_params(model);
+}
+
 double days_to_train(const RankedPlan& r, double tokens, int64_t seq_len, int64_t global_batch) {
   const double tokens_per_s =
       static_cast<double>(global_batch * seq_len) / r.time_s;  // the ranking (refined) time

@@ -17,17 +17,6 @@ namespace {
 using svg::escape;
 using svg::number;
 
-std::vector<int64_t> default_counts(const ReportInputs& in) {
-  std::vector<int64_t> out;
-  const ClusterSpec& c = in.planner.cluster;
-  for (int64_t n = c.gpus_per_node * 8; n <= c.total_gpus(); n *= 2) out.push_back(n);
-  if (std::find(out.begin(), out.end(), in.planner.gpus) == out.end()) {
-    out.push_back(in.planner.gpus);
-    std::sort(out.begin(), out.end());
-  }
-  return out;
-}
-
 std::string plan_cell(const PlanSpec& p) {
   std::string s = "tp " + std::to_string(p.tp) + " · pp " + std::to_string(p.pp);
   if (p.vpp > 1) s += " (vpp " + std::to_string(p.vpp) + ")";
@@ -68,6 +57,17 @@ const char* kCss =
 
 }  // namespace
 
+std::vector<int64_t> default_scaling_counts(const PlannerInputs& in) {
+  std::vector<int64_t> out;
+  const ClusterSpec& c = in.cluster;
+  for (int64_t n = c.gpus_per_node * 8; n <= c.total_gpus(); n *= 2) out.push_back(n);
+  if (std::find(out.begin(), out.end(), in.gpus) == out.end()) {
+    out.push_back(in.gpus);
+    std::sort(out.begin(), out.end());
+  }
+  return out;
+}
+
 ReportData build_report(const ReportInputs& in,
                         const std::function<void(const std::string&)>& progress) {
   auto say = [&](const std::string& s) {
@@ -75,6 +75,7 @@ ReportData build_report(const ReportInputs& in,
   };
   ReportData d;
   d.in = in;
+  d.in.planner.job.tokens = tokens_or_default(in.planner.job, in.planner.model);
   say("planning");
   const Topology topo(in.planner.cluster);
   d.search = search_plans(in.planner, topo, simulator_refiner(in.planner, topo));
@@ -88,8 +89,8 @@ ReportData build_report(const ReportInputs& in,
   d.sim = simulate(make_sim_inputs(in.planner.model, topo, in.planner.job, win.plan,
                                    in.planner.profile));
   say("scaling curve");
-  const std::vector<int64_t> counts = in.gpu_counts.empty() ? default_counts(in) : in.gpu_counts;
-  d.scaling = capacity_sweep(in.planner, counts, in.planner.job.tokens,
+  const std::vector<int64_t> counts = in.gpu_counts.empty() ? default_scaling_counts(in.planner) : in.gpu_counts;
+  d.scaling = capacity_sweep(in.planner, counts, d.in.planner.job.tokens,
                              in.planner.job.price_per_gpu_hour_usd);
   say("sensitivity");
   d.sensitivity = sensitivity_analysis(in.planner, d.search);

@@ -263,6 +263,20 @@ TEST_CASE("plan --out writes the winner as a plan file") {
   std::filesystem::remove(path);
 }
 
+TEST_CASE("plan --force-tp/--force-pp: only plans of those sizes") {
+  const Result r = run("plan --json --top 100 --force-tp 4 --force-pp 35");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(!j["plans"].empty());
+  for (const auto& p : j["plans"]) {
+    CHECK(p["plan"]["tp"].get<int>() == 4);
+    CHECK(p["plan"]["pp"].get<int>() == 35);
+  }
+  expect_bad_input("plan --force-tp 0", "--force-tp: must be an integer in [1, ");
+  expect_bad_input("plan --force-pp x", "--force-pp: must be an integer in [1, ");
+  expect_bad_input("plan --force-tp 3", "left to consider under the search restrictions");
+}
+
 TEST_CASE("impossible plan requests end with one line and exit 2") {
   struct Case {
     const char* args;

@@ -47,7 +47,7 @@ TEST_CASE("cluster: intra-node fabric", "[core][cluster]") {
   json j = base_cluster();
   j["intra_node"]["kind"] = "nvlink";
   require_input_error([&] { read_as(j, read_cluster); }, "$.intra_node.kind",
-                      {"\"nvswitch\", \"nvlink-mesh\", \"pcie\"", "got \"nvlink\""});
+                      {"\"nvswitch\", \"nvlink-mesh\", \"pcie\", \"shared-memory\"", "got \"nvlink\""});
   j = base_cluster();
   j["intra_node"]["latency_s"] = 5;  // microseconds given as seconds
   require_input_error([&] { read_as(j, read_cluster); }, "$.intra_node.latency_s",

@@ -132,7 +132,8 @@ std::vector<P2pCost> analyse_p2p(const ClusterGraph& g,
   out.reserve(hops.size());
   for (const Hop& h : hops) {
     const RingCost c = bottleneck(g, {h}, load);
-    out.push_back({c.alpha_s, c.bandwidth_bytes_per_s});
+    const int64_t per_node = g.spec().gpus_per_node;
+    out.push_back({c.alpha_s, c.bandwidth_bytes_per_s, h.first / per_node != h.second / per_node});
   }
   return out;
 }

@@ -53,10 +53,12 @@ NodeDescription default_node(const ClusterSpec& c) {
   const int64_t n = c.inter.nics_per_node;
   for (int64_t i = 0; i < g; ++i) d.vertices.push_back({"GPU" + std::to_string(i), VertexKind::gpu});
   const int64_t sw = g;
-  d.vertices.push_back({c.intra.kind == "pcie" ? "PCIe" : "NVSwitch",
-                        c.intra.kind == "pcie" ? VertexKind::pcie : VertexKind::nvswitch});
+  // A shared-memory host (the cpu-local preset) is modelled as a bus, like PCIe.
+  const bool bus = c.intra.kind == "pcie" || c.intra.kind == "shared-memory";
+  d.vertices.push_back({c.intra.kind == "pcie" ? "PCIe" : (bus ? "Memory" : "NVSwitch"),
+                        bus ? VertexKind::pcie : VertexKind::nvswitch});
   for (int64_t i = 0; i < n; ++i) d.vertices.push_back({"NIC" + std::to_string(i), VertexKind::nic});
-  const LinkKind intra_kind = c.intra.kind == "pcie" ? LinkKind::pcie : LinkKind::nvlink;
+  const LinkKind intra_kind = bus ? LinkKind::pcie : LinkKind::nvlink;
   for (int64_t i = 0; i < g; ++i)
     d.links.push_back({i, sw, intra_kind, c.intra.nvlink_bandwidth_bytes_per_s, c.intra.latency_s / 2});
   for (int64_t i = 0; i < g; ++i) {

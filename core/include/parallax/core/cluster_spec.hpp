@@ -11,7 +11,9 @@
 namespace parallax {
 
 struct IntraNodeFabric {
-  std::string kind;  // "nvswitch" (all-to-all through switches) or "nvlink-mesh"
+  // "nvswitch" (all-to-all through switches), "nvlink-mesh", "pcie", or "shared-memory" (ranks
+  // of one host talking through memory, the cpu-local preset)
+  std::string kind;
   // Per GPU, per direction, marketing figure of the links (e.g. 300e9 for A100 NVLink3).
   double nvlink_bandwidth_bytes_per_s = 0;
   // Effective all-reduce bus bandwidth of a full node, large messages (nccl-tests busbw).

@@ -9,6 +9,7 @@
 #include "parallax/core/job_spec.hpp"
 #include "parallax/core/model_spec.hpp"
 #include "parallax/core/plan_spec.hpp"
+#include "parallax/costmodel/ops.hpp"
 #include "parallax/costmodel/profile.hpp"
 #include "parallax/topologies/topology.hpp"
 
@@ -35,6 +36,13 @@ struct IterationCosts {
   std::vector<double> optimizer_s;  // per stage
   double peak_flops_per_s = 0;      // dense peak of the job's dtype
 };
+
+// Time of one op on one GPU under the profile, as iteration_costs sums it (calibration compares
+// op classes with it). Throws InputError when the GPU lacks the job's dtype.
+double op_time_s(const Op& op, const GpuSpec& gpu, const JobSpec& j, const EfficiencyProfile& prof);
+// The optimizer step of `params` parameters on one rank.
+double optimizer_time_s(double params, const GpuSpec& gpu, const JobSpec& j,
+                        const EfficiencyProfile& prof);
 
 // Throws InputError when the GPU lacks the dtype or the profile lacks the framework.
 // Communication times come from the cluster graph (topologies): the plan's placement decides

@@ -25,8 +25,18 @@ struct GemmShape {
   double min_dim() const;
 };
 
+// Op classes: one kernel family of a trainer (calibration fits one efficiency per class, and
+// `parallax compare` reports per class). "gemm" is the linear layers (qkv, proj, fc1, fc2, logits);
+// "attention" is the attention core (scores, softmax, dropout, context); the others are named
+// after their kernels: norm, activation, residual, rope, embedding, cross_entropy (forward and
+// backward together), each with a ".bwd" class for its backward except cross_entropy.
+// "optimizer" is the optimizer step (not an op of a micro-batch).
+const char* op_class_of(const std::string& op_name);
+inline constexpr const char* kOptimizerClass = "optimizer";
+
 struct Op {
   std::string name;  // e.g. "fc1", "fc1.dgrad", "softmax.bwd"
+  const char* op_class = "gemm";
   OpKind kind = OpKind::memory;
   Phase phase = Phase::forward;
   double flops = 0;

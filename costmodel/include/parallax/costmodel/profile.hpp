@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "parallax/core/json_reader.hpp"
+#include "parallax/topologies/collectives.hpp"
 
 namespace parallax {
 
@@ -17,6 +18,39 @@ struct SoftwareStack {
   // framework overheads). 1.0 for the stack the GEMM table was fitted on.
   double compute_efficiency_scale = 1.0;
 };
+
+// Where a profile's numbers come from (DESIGN.md §9): the machine and backend they were measured
+// on, when, by which tool, with how many compute threads per rank, and from which runs.
+struct Provenance {
+  std::string machine;
+  std::string backend;  // "cost model" (fitted to published runs), "cpu", "cuda", "nccl-tests", ...
+  std::string date;
+  std::string tool;
+  int64_t threads_per_rank = 0;  // CPU backend: the device a rank is (0 = not applicable)
+  std::vector<std::string> source_runs;
+};
+
+// A measured GEMM shape: the fraction of the dtype's peak it reached. `role` is the GEMM's place in
+// a linear layer (forward, dgrad, wgrad): the same M, N, K runs with different operand layouts.
+struct GemmShapeEfficiency {
+  std::string role;
+  double batch = 1, m = 0, n = 0, k = 0;
+  double efficiency = 0;
+};
+
+// α–β fit of one collective on a group of `ranks` ranks on one node (intra_node) or spanning nodes
+// (inter_node): time = alpha_s + busbw_factor(collective, ranks) * bytes / busbw (nccl-tests
+// conventions; send_recv has factor 1). Groups of another size scale alpha by the ring's steps.
+struct CollectiveFit {
+  Collective collective = Collective::all_reduce;
+  bool inter_node = false;
+  int64_t ranks = 2;
+  double alpha_s = 0;
+  double busbw_bytes_per_s = 0;
+  std::string source;  // e.g. "mpi microbenchmark, 24 sizes", "nccl-tests all_reduce_perf"
+};
+
+const char* collective_json_name(Collective c);
 
 struct EfficiencyProfile {
   std::string name;
@@ -33,11 +67,29 @@ struct EfficiencyProfile {
   // Bytes per GPU the framework cannot use (CUDA context, NCCL buffers, allocator fragmentation).
   double memory_reserve_bytes = 0;
   std::map<std::string, SoftwareStack> frameworks;
+  Provenance provenance;
+  // Optional calibrated tables (empty in the fitted GPU presets): exact GEMM shapes, efficiency
+  // per op class (the fraction of an op's roofline time, replacing the GEMM table and
+  // memory_bound_efficiency for the ops of that class; classes in costmodel/ops.hpp), and
+  // collective fits replacing the topology's estimate for the groups they describe.
+  std::vector<GemmShapeEfficiency> gemm_efficiency_by_shape;
+  std::map<std::string, double> op_class_efficiency;
+  std::vector<CollectiveFit> communication;
 
   double gemm_efficiency(double min_dim) const;
+  // The measured efficiency of exactly this shape and role, or nullptr.
+  const GemmShapeEfficiency* gemm_shape(const std::string& role, double batch, double m, double n,
+                                        double k) const;
+  // The fit for this collective and span with the nearest group size, or nullptr.
+  const CollectiveFit* collective_fit(Collective c, bool inter_node, int64_t ranks) const;
   // Throws InputError naming the framework and the known ones.
   const SoftwareStack& framework(const std::string& name) const;
 };
+
+// Time of a collective of `bytes` (nccl-tests size) on `ranks` ranks from a fit (see CollectiveFit).
+double fitted_time_s(const CollectiveFit& f, int64_t ranks, double bytes);
+// Ring steps of a collective on n ranks (the latency terms): 2(n-1), n-1, or 1 for send_recv.
+double collective_steps(Collective c, int64_t n);
 
 EfficiencyProfile read_profile(JsonObjectReader& r);
 nlohmann::json to_json(const EfficiencyProfile& p);

@@ -26,6 +26,10 @@ std::vector<CapacityRow> capacity_sweep(const PlannerInputs& base,
                                         const std::vector<int64_t>& gpu_counts, double tokens,
                                         double price_per_gpu_hour_usd);
 
+// The job's tokens, or 20 per parameter when it gives none (Hoffmann et al. 2022's compute-optimal
+// ratio), as the report and the GUI's scaling curve assume.
+double tokens_or_default(const JobSpec& job, const ModelSpec& model);
+
 // Days to train `tokens` with a predicted plan.
 double days_to_train(const RankedPlan& r, double tokens, int64_t seq_len, int64_t global_batch);
 

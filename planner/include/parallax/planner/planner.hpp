@@ -35,6 +35,9 @@ struct RankedPlan {
   double headroom_bytes() const {
     return prediction.capacity_bytes - prediction.peak_bytes - prediction.reserve_bytes;
   }
+  // Multiplies the prediction's throughput figures to give them at the ranking time (the
+  // simulator's, when refined), as the plan tables show them.
+  double throughput_scale() const { return prediction.iteration_time_s / time_s; }
 };
 
 struct SearchResult {

@@ -31,7 +31,13 @@ struct ReportData {
   SensitivityReport sensitivity;
 };
 
+// The scaling curve's GPU counts when none are given: 8 nodes, doubling up to the cluster, and the
+// question's own count.
+std::vector<int64_t> default_scaling_counts(const PlannerInputs& in);
+
 // Steps are announced through `progress` (planning, simulating, scaling, sensitivity).
+// Without tokens in the job it assumes tokens_or_default() (capacity.hpp); the data's `in`
+// carries the tokens used.
 ReportData build_report(const ReportInputs& in,
                         const std::function<void(const std::string&)>& progress = {});
 

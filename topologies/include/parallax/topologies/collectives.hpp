@@ -50,6 +50,7 @@ struct GroupCost {
 struct P2pCost {
   double alpha_s = 0;
   double bandwidth_bytes_per_s = 0;
+  bool crosses_nodes = false;  // source and destination on different nodes
   bool operator==(const P2pCost&) const = default;
 };
 

@@ -1,4 +1,5 @@
-#include "cli_values.hpp"
+// Numbers typed as flags or into GUI fields, read with the rules of JSON input.
+#include "parallax/planner/flag_inputs.hpp"
 
 #include <cerrno>
 #include <cmath>
@@ -7,7 +8,7 @@
 
 #include "parallax/core/error.hpp"
 
-namespace parallax::cli {
+namespace parallax {
 namespace {
 
 [[noreturn]] void fail(const std::string& flag, const std::string& rule, const std::string& text) {
@@ -42,4 +43,4 @@ int64_t parse_int(const std::string& flag, const std::string& text, int64_t min,
   return static_cast<int64_t>(v);
 }
 
-}  // namespace parallax::cli
+}  // namespace parallax

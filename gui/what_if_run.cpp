@@ -1,0 +1,37 @@
+#include "what_if_run.hpp"
+
+#include <chrono>
+
+#include "parallax/planner/plan_text.hpp"
+#include "parallax/planner/simulator_refiner.hpp"
+#include "parallax/reports/report.hpp"
+#include "parallax/simulator/sim_inputs.hpp"
+
+namespace parallax::gui {
+
+PlanOutcome plan_what_if(const WhatIfInputs& w) {
+  const auto t0 = std::chrono::steady_clock::now();
+  PlanOutcome o;
+  o.in = planner_inputs(w);
+  o.topo = std::make_shared<const Topology>(o.in.cluster);
+  o.search = search_plans(o.in, *o.topo, o.in.top_k > 0 ? simulator_refiner(o.in, *o.topo) : Refiner{});
+  if (o.search.plans.empty()) throw no_plan_error(o.search, o.in.gpus);
+  o.winner_sim = simulate_ranked(o, 0);
+  o.compute_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return o;
+}
+
+SimResult simulate_ranked(const PlanOutcome& o, size_t index) {
+  const PlanSpec& p = o.search.plans.at(index).plan;
+  return simulate(make_sim_inputs(o.in.model, *o.topo, o.in.job, p, o.in.profile));
+}
+
+ScalingOutcome scaling_what_if(const PlannerInputs& in) {
+  ScalingOutcome s;
+  s.current_gpus = in.gpus;
+  s.rows = capacity_sweep(in, default_scaling_counts(in), tokens_or_default(in.job, in.model),
+                          in.job.price_per_gpu_hour_usd);
+  return s;
+}
+
+}  // namespace parallax::gui

@@ -1,0 +1,77 @@
+#pragma once
+// The planner's inputs as text, the way the `parallax` flags and the GUI's fields hold them, and
+// their resolution into validated specs. Every error is an InputError with source "command line"
+// and the flag as its path (e.g. "command line: --gpus: must be an integer in [1, 10000000]
+// (got \"abc\")"), so the CLI and the GUI report bad input with the same one-line message.
+#include <cstdint>
+#include <string>
+
+#include "parallax/core/plan_file.hpp"
+#include "parallax/costmodel/profile.hpp"
+#include "parallax/planner/search_space.hpp"
+
+namespace parallax {
+
+// Numbers with the rules of JSON input: the whole text must parse, finite, within [min, max].
+int64_t parse_int(const std::string& flag, const std::string& text, int64_t min, int64_t max);
+double parse_number(const std::string& flag, const std::string& text, double min, double max);
+
+// The job and plan flags as typed; the defaults are the MT-NLG 530B setting.
+struct PlanOptions {
+  std::string model = "mt-nlg-530b";
+  std::string cluster = "dgx-a100-superpod";
+  std::string gpus = "2240";
+  std::string global_batch = "1920";
+  std::string tp = "8";
+  std::string pp = "35";
+  std::string vpp = "1";
+  std::string mbs = "1";
+  bool sp = false;
+  std::string recompute = "full";
+  std::string recompute_layers = "0";
+  std::string zero = "0";
+  std::string schedule;  // default: interleaved when vpp > 1, else 1f1b
+  std::string order = "tp-dp-pp";
+  std::string dtype = "bf16";
+  std::string bytes_per_param = "18";
+  std::string framework = "megatron-lm";
+  std::string tokens;
+  std::string price;
+  std::string profile;  // default: the cluster's profile
+  bool operator==(const PlanOptions&) const = default;
+};
+
+// Search-space restrictions (plan, capacity, report; the GUI's constraints).
+struct SearchFlags {
+  std::string recompute_allowed = "none,selective,full";
+  bool no_sp = false;
+  bool allow_cross_node_tp = false;
+  bool allow_all = false;
+  bool uneven_pp = false;
+  std::string force_tp;  // empty = search every tp
+  std::string force_pp;  // empty = search every pp
+  bool operator==(const SearchFlags&) const = default;
+};
+SearchOptions search_options(const SearchFlags& f);
+
+struct Resolved {
+  PlanFile file;
+  EfficiencyProfile profile;
+};
+
+// Loads presets/files, applies the rules of JSON input and validate_plan; errors name the flag.
+Resolved resolve(const PlanOptions& o);
+
+// The job part only: model, cluster, GPU count, job and profile (no parallel settings).
+struct ResolvedJob {
+  ModelSpec model;
+  ClusterSpec cluster;
+  JobSpec job;
+  int64_t gpus = 0;
+  EfficiencyProfile profile;
+};
+ResolvedJob resolve_job(const PlanOptions& o);
+// The same with a model the caller already has (the GUI's custom shape); o.model is not read.
+ResolvedJob resolve_job(const PlanOptions& o, const ModelSpec& model);
+
+}  // namespace parallax

@@ -1,0 +1,297 @@
+// nccl-tests output read by its header row. The samples in tests/data are synthetic runs written
+// with the printf formats of three nccl-tests generations (NVIDIA/nccl-tests src/common.cu and
+// src/util.cu): 2.13 (8 x A100, -g 8), 2.17.6 (2 nodes x 8 A100, MPI) and a 2021 all_gather (no
+// redop/root columns, "error" instead of "#wrong"). Their numbers follow nccl-tests' definitions,
+// which these tests check from the parsed values alone.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "calibration_test_util.hpp"
+#include "parallax/calibration/nccl_tests.hpp"
+
+using namespace parallax;
+using parallax::test::read_data;
+
+namespace {
+
+// algbw = size / time (GB/s from bytes and us); printed values are rounded, the time to 0.5 of
+// its last printed digit (<= 5e-4 relative here) and the bandwidths to 0.005 GB/s.
+void check_algbw(double size, double time_us, double algbw) {
+  const double expected = size / time_us / 1e3;
+  CHECK(std::abs(algbw - expected) <= 0.006 + 1e-3 * expected);
+}
+
+// busbw = algbw * factor, both rounded to 0.01.
+void check_busbw(double algbw, double busbw, double factor) {
+  CHECK(std::abs(busbw - algbw * factor) <= 0.006 + 0.005 * factor);
+}
+
+void check_bandwidths(const NcclTestsRun& run, double factor) {
+  for (const NcclTestsRow& r : run.rows) {
+    INFO("line " << r.line);
+    check_algbw(r.size_bytes, r.oop_time_us, r.oop_algbw_gbps);
+    check_algbw(r.size_bytes, r.ip_time_us, r.ip_algbw_gbps);
+    check_busbw(r.oop_algbw_gbps, r.oop_busbw_gbps, factor);
+    check_busbw(r.ip_algbw_gbps, r.ip_busbw_gbps, factor);
+  }
+}
+
+// "# Avg bus bandwidth" is the mean busbw over every out-of-place and in-place measurement.
+void check_avg_busbw(const NcclTestsRun& run) {
+  double sum = 0;
+  for (const NcclTestsRow& r : run.rows) sum += r.oop_busbw_gbps + r.ip_busbw_gbps;
+  CHECK(run.avg_busbw_gbps == Approx(sum / (2.0 * static_cast<double>(run.rows.size()))).margin(0.01));
+}
+
+void check_doubling_sizes(const NcclTestsRun& run, double first, double last) {
+  REQUIRE_FALSE(run.rows.empty());
+  CHECK(run.rows.front().size_bytes == first);
+  CHECK(run.rows.back().size_bytes == last);
+  for (size_t i = 1; i < run.rows.size(); ++i)
+    CHECK(run.rows[i].size_bytes == 2 * run.rows[i - 1].size_bytes);
+}
+
+}  // namespace
+
+TEST_CASE("nccl-tests 2.13 all_reduce_perf -g 8 on one DGX A100") {
+  const std::string text = read_data("nccl-tests-all-reduce-8xa100.txt");
+  const NcclTestsRun run = parse_nccl_tests(text, "8xa100.txt");
+  CHECK(run.collective == "all_reduce");  // from the command line: 2.13 prints no test name
+  CHECK(run.version.empty());
+  CHECK(run.ranks == 8);
+  CHECK(run.nodes == 1);
+  REQUIRE(run.devices.size() == 8);
+  for (const std::string& d : run.devices) CHECK(d == "NVIDIA A100-SXM4-80GB");
+  REQUIRE(run.rows.size() == 31);  // 8 B .. 8 GiB, factor 2
+  check_doubling_sizes(run, 8, 8589934592.0);
+  for (const NcclTestsRow& r : run.rows) {
+    CHECK(r.count == static_cast<int64_t>(r.size_bytes) / 4);  // float
+    CHECK(r.type == "float");
+    CHECK(r.redop == "sum");
+    CHECK(r.root == -1);
+    CHECK(r.oop_wrong == 0);
+    CHECK(r.ip_wrong == 0);
+    CHECK(std::isnan(r.oop_error));
+  }
+  const NcclTestsRow& last = run.rows.back();
+  CHECK(last.line == static_cast<int64_t>(test::line_of(text, " 8589934592    2147483648 ")));
+  CHECK(last.oop_time_us == 64295);
+  CHECK(last.oop_algbw_gbps == 133.60);
+  CHECK(last.oop_busbw_gbps == 233.80);
+  CHECK(last.ip_time_us == 63436);
+  CHECK(run.rows.front().oop_time_us == 10.56);
+  CHECK(run.avg_busbw_gbps == 91.3496);
+  check_bandwidths(run, 2.0 * 7 / 8);
+  check_avg_busbw(run);
+}
+
+TEST_CASE("nccl-tests 2.17 all_reduce_perf over MPI on two DGX A100 nodes") {
+  const NcclTestsRun run = parse_nccl_tests(read_data("nccl-tests-all-reduce-2x8xa100.txt"), "2x8.txt");
+  CHECK(run.collective == "all_reduce");  // "# Collective test starting: all_reduce_perf"
+  CHECK(run.version == "2.17.6");
+  CHECK(run.ranks == 16);
+  CHECK(run.nodes == 2);
+  REQUIRE(run.hosts.size() == 16);
+  CHECK(run.hosts[7] == "dgx-a100-01");
+  CHECK(run.hosts[8] == "dgx-a100-02");
+  CHECK(std::set<std::string>(run.devices.begin(), run.devices.end()) ==
+        std::set<std::string>{"NVIDIA A100-SXM4-80GB"});
+  REQUIRE(run.rows.size() == 15);  // 1 MiB .. 16 GiB
+  check_doubling_sizes(run, 1048576, 17179869184.0);
+  CHECK(run.rows.back().oop_time_us == 171609);
+  CHECK(run.rows.back().oop_busbw_gbps == 187.71);
+  CHECK(run.avg_busbw_gbps == 149.149);
+  check_bandwidths(run, 2.0 * 15 / 16);
+  check_avg_busbw(run);
+}
+
+TEST_CASE("nccl-tests 2021 all_gather_perf: no redop or root column, an error column") {
+  const NcclTestsRun run = parse_nccl_tests(read_data("nccl-tests-all-gather-2021-8xv100.txt"), "ag.txt");
+  CHECK(run.collective == "all_gather");
+  CHECK(run.ranks == 8);  // "#   Rank  0 Pid ..." lines, no Group
+  CHECK(run.nodes == 1);
+  CHECK(run.devices.front() == "Tesla V100-SXM2-32GB");
+  REQUIRE(run.rows.size() == 11);  // 1 MiB .. 1 GiB
+  check_doubling_sizes(run, 1048576, 1073741824);
+  for (const NcclTestsRow& r : run.rows) {
+    CHECK(r.count == static_cast<int64_t>(r.size_bytes) / 4 / 8);  // elements per rank
+    CHECK(r.redop.empty());
+    CHECK(r.root == -1);
+    CHECK(r.oop_wrong == -1);
+    CHECK(r.oop_error == 0);
+    CHECK(r.ip_error == 0);
+  }
+  CHECK(run.avg_busbw_gbps == 90.765);
+  check_bandwidths(run, 7.0 / 8);  // all-gather: busbw = algbw (n-1)/n
+  check_avg_busbw(run);
+}
+
+TEST_CASE("nccl-tests output behind an mpirun --tag-output prefix reads the same") {
+  std::istringstream in(read_data("nccl-tests-all-reduce-8xa100.txt"));
+  std::string tagged;
+  for (std::string line; std::getline(in, line);) tagged += "[1,0]<stdout>:" + line + "\n";
+  const NcclTestsRun plain = parse_nccl_tests(read_data("nccl-tests-all-reduce-8xa100.txt"), "a");
+  const NcclTestsRun run = parse_nccl_tests(tagged, "tagged");
+  CHECK(run.ranks == 8);
+  REQUIRE(run.rows.size() == plain.rows.size());
+  for (size_t i = 0; i < run.rows.size(); ++i) {
+    CHECK(run.rows[i].size_bytes == plain.rows[i].size_bytes);
+    CHECK(run.rows[i].ip_busbw_gbps == plain.rows[i].ip_busbw_gbps);
+  }
+  CHECK(run.avg_busbw_gbps == plain.avg_busbw_gbps);
+}
+
+TEST_CASE("nccl-tests in-place cells that are N/A or blank read as NaN") {
+  // 2.17 layout without validation (-c 0: #wrong is N/A), one in-place group not measured, one N/A.
+  const std::string text =
+      "# Collective test starting: sendrecv_perf\n"
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong \n"
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)         \n"
+      "     1048576        262144     float     sum      -1    24.10   43.51   43.51     N/A    23.95   43.78   43.78     N/A\n"
+      "     2097152        524288     float     sum      -1    36.80   56.99   56.99     N/A                                    \n"
+      "     4194304       1048576     float     sum      -1    61.20   68.53   68.53     N/A      N/A     N/A     N/A     N/A\n";
+  const NcclTestsRun run = parse_nccl_tests(text, "sendrecv.txt");
+  CHECK(run.collective == "send_recv");
+  CHECK(std::isnan(run.avg_busbw_gbps));  // no "# Avg bus bandwidth" line
+  REQUIRE(run.rows.size() == 3);
+  CHECK(run.rows[0].oop_wrong == -1);
+  CHECK(run.rows[0].ip_time_us == 23.95);
+  for (size_t i : {1, 2}) {
+    const NcclTestsRow& r = run.rows[i];
+    CHECK(r.oop_busbw_gbps > 0);
+    CHECK(std::isnan(r.ip_time_us));
+    CHECK(std::isnan(r.ip_algbw_gbps));
+    CHECK(std::isnan(r.ip_busbw_gbps));
+    CHECK(r.ip_wrong == -1);
+  }
+}
+
+TEST_CASE("nccl-tests groups follow the out-of-place / in-place line, blank cells their header") {
+  // In-place printed first; an alltoall with a blank redop cell; a max-error flagged with '*'.
+  const std::string text =
+      "#                                                     in-place                       out-of-place\n"
+      "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+      "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+      "     1048576         32768   float            50.00   20.97   18.35  0e+00    40.00   26.21   22.94  1e+00*\n";
+  const NcclTestsRun run = parse_nccl_tests(text, "a2a.txt");
+  CHECK(run.collective.empty());  // nothing names the binary
+  REQUIRE(run.rows.size() == 1);
+  const NcclTestsRow& r = run.rows[0];
+  CHECK(r.type == "float");
+  CHECK(r.redop.empty());
+  CHECK(r.ip_time_us == 50.00);
+  CHECK(r.oop_time_us == 40.00);
+  CHECK(r.ip_error == 0);
+  CHECK(r.oop_error == 1);
+}
+
+TEST_CASE("nccl-tests extra columns of newer versions are skipped") {
+  // -R (report timestamps, a two-word cell) and --bitwise-style extra columns.
+  const std::string text =
+      "#       size         count      type   redop    root     time   algbw   busbw  #wrong  #bitdiff     time   algbw   busbw  #wrong  #bitdiff           timestamp\n"
+      "     1048576        262144     float     sum      -1    24.10   43.51   76.14       0         0    23.95   43.78   76.62       0         0  2025-01-01 12:00:00\n";
+  const NcclTestsRun run = parse_nccl_tests(text, "ts.txt");
+  REQUIRE(run.rows.size() == 1);
+  CHECK(run.rows[0].oop_busbw_gbps == 76.14);
+  CHECK(run.rows[0].ip_time_us == 23.95);
+  CHECK(run.rows[0].ip_wrong == 0);
+}
+
+// ---- bad input: one line naming the file, the line (and column) and the rule --------------------
+
+namespace {
+
+const std::string kSample = "nccl-tests-all-reduce-8xa100.txt";
+
+std::string with_row(const std::string& from, const std::string& to) {
+  return test::replace_once(read_data(kSample), from, to);
+}
+
+}  // namespace
+
+TEST_CASE("nccl-tests bad input: an empty file") {
+  for (const std::string text : {"", " \n\n"})
+    test::require_input_error([&] { parse_nccl_tests(text, "empty.txt"); }, "line 1",
+                              {"empty.txt", "the file is empty"});
+}
+
+TEST_CASE("nccl-tests bad input: no header row") {
+  const std::string text = "$ ./build/all_reduce_perf -b 8 -e 128M\n"
+                           "         8             2   float     sum    10.56    0.00    0.00  0e+00\n"
+                           "all_reduce_perf: error while loading shared libraries: libnccl.so.2\n";
+  test::require_input_error([&] { parse_nccl_tests(text, "x.txt"); }, "lines 1-3",
+                            {"no column header row", "time", "algbw", "busbw"});
+  test::require_input_error(
+      [&] { parse_nccl_tests(read_data("megatron-lm-gpt-1.7b-32xa100.log"), "lm.log"); },
+      "lines 1-13", {"lm.log", "no column header row"});
+}
+
+TEST_CASE("nccl-tests bad input: a header with no data rows") {
+  std::string text = read_data(kSample);
+  text = text.substr(0, text.find("           8             2"));
+  test::require_input_error([&] { parse_nccl_tests(text, "cut.txt"); }, "line 22",
+                            {"no data rows follow the column header"});
+}
+
+TEST_CASE("nccl-tests bad input: a data row with the wrong number of fields") {
+  const std::string row = "        4096          1024     float     sum      -1    10.87    0.38    0.66      0";
+  const std::string text = with_row(row, row + "    1");  // a 14th field
+  test::require_input_error([&] { parse_nccl_tests(text, "x.txt"); },
+                            "line " + std::to_string(test::line_of(text, row)),
+                            {"has 14 fields", "the column header at line 22 names 13"});
+  // The in-place busbw value lost: not a blank group (a group not measured), fields missing.
+  const std::string short_row =
+      with_row(row + "    10.82    0.38    0.66      0\n", row + "    10.82    0.38      0\n");
+  test::require_input_error([&] { parse_nccl_tests(short_row, "x.txt"); },
+                            "line " + std::to_string(test::line_of(short_row, row)),
+                            {"has 12 fields", "names 13"});
+}
+
+TEST_CASE("nccl-tests bad input: a negative or non-finite time") {
+  const std::string line = "          16             4     float     sum      -1    10.64";
+  const std::string neg = with_row(line, "          16             4     float     sum      -1   -10.64");
+  const std::string where = "line " + std::to_string(test::line_of(neg, "     float     sum      -1   -10.64"));
+  test::require_input_error([&] { parse_nccl_tests(neg, "x.txt"); }, where + ", out-of-place time",
+                            {"x.txt", "must be a finite number >= 0", "\"-10.64\""});
+  const std::string inf = with_row("    10.49    0.00    0.00      0\n", "      inf    0.00    0.00      0\n");
+  test::require_input_error([&] { parse_nccl_tests(inf, "x.txt"); },
+                            "line " + std::to_string(test::line_of(inf, "   inf ")) + ", in-place time",
+                            {"must be a finite number >= 0", "\"inf\""});
+  const std::string nan = with_row("    10.64    0.00    0.00      0", "      nan    0.00    0.00      0");
+  test::require_input_error([&] { parse_nccl_tests(nan, "x.txt"); },
+                            "line " + std::to_string(test::line_of(nan, "   nan ")) + ", out-of-place time",
+                            {"\"nan\""});
+}
+
+TEST_CASE("nccl-tests bad input: a negative bandwidth or a non-numeric count") {
+  const std::string bw = with_row("  136.15  238.27", "  136.15 -238.27");
+  test::require_input_error([&] { parse_nccl_tests(bw, "x.txt"); },
+                            "line " + std::to_string(test::line_of(bw, "-238.27")) + ", out-of-place busbw",
+                            {"must be a finite number >= 0"});
+  const std::string count = with_row("         128            32", "         128          32.5");
+  test::require_input_error([&] { parse_nccl_tests(count, "x.txt"); },
+                            "line " + std::to_string(test::line_of(count, "32.5")) + ", count",
+                            {"must be a whole number >= 0", "\"32.5\""});
+}
+
+TEST_CASE("nccl-tests bad input: processes that each ran alone, two tests in one file") {
+  // nccl-tests built without MPI=1 and started by mpirun: every process is rank 0.
+  const std::string alone = with_row("#  Rank  1 Group  0", "#  Rank  0 Group  0");
+  test::require_input_error([&] { parse_nccl_tests(alone, "x.txt"); }, "line 6",
+                            {"rank 0 is listed again (first at line 5)", "MPI=1"});
+  const std::string two = read_data("nccl-tests-all-reduce-2x8xa100.txt");
+  test::require_input_error([&] { parse_nccl_tests(two + two, "x.txt"); }, "line 49",
+                            {"a second test starts here (the first at line 3)"});
+}
+
+TEST_CASE("nccl-tests bad input: a header that does not name out-of-place and in-place groups") {
+  const std::string three = "#  size  count  type  time  algbw  busbw  time  algbw  busbw  time  algbw  busbw\n";
+  test::require_input_error([&] { parse_nccl_tests(three + "8 2 float 1 0 0 1 0 0 1 0 0\n", "x.txt"); },
+                            "line 1", {"3 time columns"});
+  const std::string no_busbw = "#  size  count  type  time  algbw  busbw  time  algbw\n";
+  test::require_input_error([&] { parse_nccl_tests(no_busbw + "8 2 float 1 0 0 1 0\n", "x.txt"); },
+                            "line 1", {"no busbw column in its second"});
+}

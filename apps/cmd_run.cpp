@@ -46,6 +46,9 @@ void add_run_command(CLI::App& app) {
   auto o = std::make_shared<exec::RunOptions>();
   CLI::App* cmd = app.add_subcommand("run", "Run a plan for real: mpirun -np N parallax run --plan plan.json");
   cmd->add_option("--plan", o->plan_path, "plan file (parallax predict --out)")->required();
+  cmd->add_option("--backend", o->backend,
+                  "cpu (fp32, BLAS, MPI) or cuda (bf16 with fp32 master weights, cuBLAS, NCCL; "
+                  "one GPU per rank)");
   cmd->add_option("--steps", o->steps, "training steps")->check(CLI::Range(int64_t{1}, int64_t{1000000}));
   cmd->add_option("--data", o->data_path, "token file: raw uint16 or llm.c format (default: synthetic)");
   cmd->add_option("--out", o->out_path, "measurements.json");

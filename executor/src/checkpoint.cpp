@@ -66,6 +66,7 @@ void transpose_2d(GlobalTensor& g) {
 void save_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g,
                      const std::string& plan_json) {
   std::vector<float> m, v;
+  t.pull_params();                 // device backends: fp32 master weights to the host (DP)
   t.gather_optimizer_state(m, v);  // collective over DP
   const std::string sd = step_dir(dir, t.step_count());
   if (g.world.rank == 0) fs::create_directories(sd);
@@ -134,6 +135,7 @@ bool load_latest_checkpoint(const std::string& dir, Trainer& t, const ProcessGro
       extract_shard(all.at("optimizer.m." + x.name), x, m.data() + x.offset);
       extract_shard(all.at("optimizer.v." + x.name), x, v.data() + x.offset);
     }
+    t.push_params();
     t.scatter_optimizer_state(m, v);
     std::ifstream in(sd / "COMPLETE");
     int64_t step = 0;
@@ -149,6 +151,7 @@ bool load_latest_checkpoint(const std::string& dir, Trainer& t, const ProcessGro
 
 void dump_gradients(const std::string& dir, Trainer& t, const ProcessGroups& g) {
   t.gather_grads();  // collective over DP (ZeRO-1)
+  t.pull_grads();    // device backends: gradients and captured logits to the host
   if (g.world.rank == 0) fs::create_directories(dir);
   MPI_Barrier(g.world.comm);
   if (g.coords.dp == 0) {
@@ -157,7 +160,7 @@ void dump_gradients(const std::string& dir, Trainer& t, const ProcessGroups& g) 
     for (const auto& x : t.tensors())
       if (!x.tied_copy) f.tensors.push_back(entry(x, "", t.grads().data() + x.offset));
     if (!t.captured_logits().empty()) {  // last stage: its vocabulary shard of every token's logits
-      const Dims& d = t.last_chunk().dims();
+      const Dims& d = t.last_dims();
       ShardEntry e;
       e.shard.name = "logits";
       const int64_t rows = static_cast<int64_t>(t.captured_logits().size()) / d.Vl;

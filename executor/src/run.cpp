@@ -5,6 +5,7 @@
 #include <csignal>
 
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <thread>
 
@@ -18,6 +19,9 @@
 #include "parallax/executor/measurements.hpp"
 #include "parallax/executor/trainer.hpp"
 #include "parallax/kernels/gemm_path.hpp"
+#if defined(PARALLAX_HAVE_CUDA)
+#include "parallax/executor/cuda_trainer.hpp"
+#endif
 
 namespace parallax::exec {
 
@@ -74,12 +78,35 @@ json machine_json(int threads) {
           {"cpu_wants_coretype", kernels::wanted_openblas_coretype()}};
 }
 
+// --backend: cpu, or cuda when built with it and a device is there (checked first, so a
+// machine without a GPU gets one line and exit code 2 whatever else is wrong).
+void check_backend(const std::string& backend) {
+  if (backend == "cpu") return;
+  if (backend != "cuda")
+    throw InputError("command line", "--backend", "must be cpu or cuda (got " + backend + ")");
+#if defined(PARALLAX_HAVE_CUDA)
+  std::string why;
+  if (cuda_device_count(&why) == 0)
+    throw InputError("command line", "--backend cuda", "no CUDA device (" + why + ")");
+  // Up to 7 streams per rank (compute, TP, DP, 4 pipeline channels) must not share hardware
+  // queues: a queued kernel behind an unmatched NCCL send could wait forever.
+  if (const char* c = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS"); c && std::atoi(c) < 7)
+    throw InputError("environment", "CUDA_DEVICE_MAX_CONNECTIONS",
+                     std::string("must be unset or >= 7 for the CUDA backend's streams (got ") + c + ")");
+#else
+  throw InputError("command line", "--backend cuda",
+                   "this parallax was built without the CUDA backend (PARALLAX_CUDA=OFF)");
+#endif
+}
+
 }  // namespace
 
 void run_plan(const RunOptions& o) {
   int world_rank = 0, world_size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  check_backend(o.backend);
+  const bool cuda = o.backend == "cuda";
   const json plan_json = read_json_file(o.plan_path);
   const PlanFile pf = read_plan_file(plan_json, o.plan_path);
   check_runnable(pf, world_size, o.plan_path);
@@ -92,12 +119,17 @@ void run_plan(const RunOptions& o) {
 
   ProcessGroups groups = make_process_groups(p);
   Recorder rec;
-  Comm comm(rec);
   TrainOptions topt;
   topt.seed = o.seed;
   topt.grad_clip = static_cast<float>(o.grad_clip);
   topt.adam.lr = static_cast<float>(o.lr);
-  Trainer trainer(pf, topt, groups, comm, rec, std::move(data));
+  json backend_info = {{"executed_dtype", "fp32"}, {"gemm_path", kernels::gemm_path_description()}};
+  std::unique_ptr<Trainer> trainer_ptr;
+#if defined(PARALLAX_HAVE_CUDA)
+  if (cuda) trainer_ptr = make_cuda_trainer(pf, topt, groups, rec, std::move(data), &backend_info);
+#endif
+  if (!cuda) trainer_ptr = make_cpu_trainer(pf, topt, groups, rec, std::move(data));
+  Trainer& trainer = *trainer_ptr;
   if (o.resume && !o.checkpoint_dir.empty()) load_latest_checkpoint(o.checkpoint_dir, trainer, groups);
 
   json iterations = json::array();
@@ -135,7 +167,7 @@ void run_plan(const RunOptions& o) {
                      {"steps_timed", timed}};
   throughput["achieved_flop_per_s_rank0"] =
       throughput["flops_per_step_rank0"].get<double>() / throughput["mean_step_time_s"].get<double>();
-  if (o.gemm_peak) {
+  if (o.gemm_peak && !cuda) {
     const double peak = kernels::measure_sgemm_peak_flop_per_s(1024, 5);
     throughput["sgemm_peak_flop_per_s"] = peak;
     throughput["sgemm_peak_shape"] = "1024x1024x1024";
@@ -152,12 +184,12 @@ void run_plan(const RunOptions& o) {
   json mine = rank_measurements(rec, groups);
   json families = json::object();
   for (const auto& t : trainer.tensors())
-    families[to_string(t.family)] = families.value(to_string(t.family), 0.0) + 4.0 * static_cast<double>(t.numel());
+    families[to_string(t.family)] = families.value(to_string(t.family), 0.0) +
+                                    (cuda ? 2.0 : 4.0) * static_cast<double>(t.numel());
   mine["param_bytes_by_family"] = families;
-  mine["flat_bytes"] = {{"params", 4.0 * static_cast<double>(trainer.params().size())},
-                        {"grads", 4.0 * static_cast<double>(trainer.grads().size())},
-                        {"adam_m", 4.0 * static_cast<double>(trainer.adam_m().size())},
-                        {"adam_v", 4.0 * static_cast<double>(trainer.adam_v().size())}};
+  const json memory = trainer.memory_json();
+  mine["flat_bytes"] = memory.at("flat_bytes");
+  if (!memory.at("device").empty()) mine["device"] = memory.at("device");
   const std::vector<json> ranks = gather_json(mine, groups.world);
   std::vector<json> traces;
   if (!o.trace_path.empty()) traces = gather_json(rank_trace_events(rec, groups), groups.world);
@@ -166,14 +198,16 @@ void run_plan(const RunOptions& o) {
       const std::time_t now = std::time(nullptr);
       char date[32];
       std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+      json machine = machine_json(threads);
+      if (backend_info.contains("cuda")) machine["cuda"] = backend_info.at("cuda");
       json m = {{"parallax_measurements_version", 1},
                 {"date", date},
                 {"plan", plan_json},
-                {"executed_dtype", "fp32"},
-                {"backend", "cpu"},
+                {"executed_dtype", backend_info.at("executed_dtype")},
+                {"backend", trainer.backend()},
                 {"world_size", world_size},
-                {"machine", machine_json(threads)},
-                {"gemm_path", kernels::gemm_path_description()},
+                {"machine", machine},
+                {"gemm_path", backend_info.at("gemm_path")},
                 {"data", o.data_path.empty() ? "synthetic" : o.data_path},
                 {"seed", o.seed},
                 {"parameters_per_rank", trainer.numel()},

@@ -72,7 +72,7 @@ void attention_backward(float* dinp, const float* dout, const float* inp, const 
         }
         // softmax backward, then the scaled dot product
         for (int64_t t2 = 0; t2 <= t; ++t2) {
-          const float dpre = a[t2] * (datt[static_cast<size_t>(t2)] - weighted) * scale;
+          const float dpre = softmax_dpre(a[t2], datt[static_cast<size_t>(t2)], weighted, scale);
           const float* k = inp + b * T * C3 + t2 * C3 + C + h * hs;
           float* dk = dinp + b * T * C3 + t2 * C3 + C + h * hs;
           for (int64_t i = 0; i < hs; ++i) {

@@ -43,7 +43,7 @@ void crossentropy_finish(float* losses, float* logits, const float* maxes, const
         continue;
       }
       const float p = std::exp(l[j] - maxes[i]) * inv;
-      l[j] = (p - (j == col ? 1.0f : 0.0f)) * dloss;
+      l[j] = crossentropy_dlogit(p, j == col, dloss);
     }
   }
 }

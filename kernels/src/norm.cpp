@@ -50,7 +50,7 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
     for (int64_t c = 0; c < C; ++c) {
       const float norm = (x[c] - mean[i]) * rstd[i];
       const float dnorm = weight[c] * dy[c];
-      dx[c] += (dnorm - dnorm_mean - norm * dnorm_norm_mean) * rstd[i];
+      dx[c] += layernorm_dinp(dnorm, norm, dnorm_mean, dnorm_norm_mean, rstd[i]);
     }
   }
 #pragma omp parallel for
@@ -90,7 +90,7 @@ void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const floa
     float dot = 0.0f;
     for (int64_t c = 0; c < C; ++c) dot += weight[c] * dy[c] * x[c];
     const float k = s * s * s / static_cast<float>(C) * dot;
-    for (int64_t c = 0; c < C; ++c) dinp[i * C + c] += s * weight[c] * dy[c] - x[c] * k;
+    for (int64_t c = 0; c < C; ++c) dinp[i * C + c] += rmsnorm_dinp(x[c], weight[c], dy[c], s, k);
   }
 #pragma omp parallel for
   for (int64_t c = 0; c < C; ++c) {

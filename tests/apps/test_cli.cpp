@@ -59,6 +59,32 @@ TEST_CASE("version and help flags succeed") {
   }
 }
 
+TEST_CASE("version lists the executor backends this build has") {
+  // cpu with the MPI executor, cuda too when built with PARALLAX_CUDA (CI builds it: nvcc, no GPU).
+  const Result v = run("--version");
+  CHECK(v.code == 0);
+  INFO(v.out);
+  CHECK(v.out.find(std::string("(backends: ") + PARALLAX_EXPECT_BACKENDS + ")") != std::string::npos);
+}
+
+TEST_CASE("run --backend takes cpu or cuda and refuses cuda when built without it") {
+  const std::string backends = PARALLAX_EXPECT_BACKENDS;
+  if (backends.find("cpu") == std::string::npos) {
+    CHECK(run("run --help").code != 0);  // no executor in this build: no run command
+    return;
+  }
+  const std::string plan = (std::filesystem::temp_directory_path() /
+                            ("parallax_backend_plan_" + std::to_string(getpid()) + ".json")).string();
+  REQUIRE(run("predict --model gpt-tiny --cluster dgx-a100-superpod --gpus 1 --tp 1 --pp 1"
+              " --global-batch 4 --mbs 1 --out " + plan).code == 0);
+  expect_bad_input("run --plan " + plan + " --backend tpu", "--backend");
+  // With the CUDA backend built, the no-device case is tests/kernels_cuda's (it needs to know
+  // whether the machine has a GPU); without it, cuda is refused by name.
+  if (backends.find("cuda") == std::string::npos)
+    expect_bad_input("run --plan " + plan + " --backend cuda", "built without the CUDA backend");
+  std::filesystem::remove(plan);
+}
+
 TEST_CASE("predict --json on the defaults has every documented key") {
   const Result r = run("predict --json");
   REQUIRE(r.code == 0);

@@ -11,6 +11,11 @@
 
 namespace parallax::exec {
 
+// Which way a pipeline message travels: activations forward, their gradients backward. The
+// NCCL backend keeps one channel (communicator and stream) per direction and peer.
+enum class P2PDir { forward, backward };
+
+// MPI (CPU backend).
 class Comm {
  public:
   explicit Comm(Recorder& rec) : rec_(rec) {}
@@ -25,11 +30,25 @@ class Comm {
   void all_gather(float* x, int64_t block, const Group& g, const std::string& what,
                   Stream s = Stream::dp);
   double all_reduce_sum_double(double x, const Group& g);
+  // In place, untimed (the loss and the gradient norm).
+  void all_reduce_scalar(double* x, const Group& g) { *x = all_reduce_sum_double(*x, g); }
 
   // Non-blocking send (the buffer is copied and kept until wait_sends); blocking receive.
   void send(const float* x, int64_t n, int dest, int tag, const Group& g, const std::string& what);
   void recv(float* x, int64_t n, int src, int tag, const Group& g, const std::string& what);
   void wait_sends();
+  // The backend-neutral forms the trainer calls (direction and stash events unused over MPI:
+  // sends are copied, so their buffers are free at once).
+  template <class Sync>
+  void send(const float* x, int64_t n, int dest, int tag, const Group& g, const std::string& what,
+            P2PDir, Sync*) {
+    send(x, n, dest, tag, g, what);
+  }
+  template <class Sync>
+  void recv(float* x, int64_t n, int src, int tag, const Group& g, const std::string& what,
+            P2PDir, const Sync*) {
+    recv(x, n, src, tag, g, what);
+  }
 
  private:
   struct Pending {

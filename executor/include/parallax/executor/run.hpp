@@ -8,6 +8,7 @@ namespace parallax::exec {
 
 struct RunOptions {
   std::string plan_path;
+  std::string backend = "cpu";  // "cpu" or "cuda" (built with PARALLAX_CUDA)
   int64_t steps = 1;
   std::string data_path;       // empty: synthetic tokens
   std::string out_path;        // measurements.json

@@ -1,6 +1,8 @@
 #pragma once
 // Element-wise math shared by the CPU and CUDA backends (one definition, DESIGN.md §8).
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "parallax/kernels/hd.hpp"
 
@@ -48,6 +50,73 @@ PX_HD inline float swiglu(float a, float b) { return a * sigmoid(a) * b; }
 PX_HD inline float silu_grad(float a) {
   const float s = sigmoid(a);
   return s * (1.0f + a * (1.0f - s));
+}
+
+// bfloat16 storage (the CUDA backend's weights and activations): the upper 16 bits of an IEEE
+// float, same layout as CUDA's __nv_bfloat16. Conversions are ours, so the CPU tests cover the
+// exact rounding the GPU kernels use.
+struct bf16 {
+  uint16_t bits;
+};
+
+PX_HD inline uint32_t float_bits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  return u;
+#endif
+}
+
+PX_HD inline float bits_float(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float f;
+  std::memcpy(&f, &u, sizeof(f));
+  return f;
+#endif
+}
+
+// fp32 -> bf16, round to nearest, ties to even (what __float2bfloat16_rn does). NaN stays a
+// (quiet) NaN of the same sign; values past the largest bf16 round to infinity.
+PX_HD inline bf16 to_bf16(float f) {
+  uint32_t u = float_bits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return bf16{static_cast<uint16_t>((u >> 16) | 0x0040u)};
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return bf16{static_cast<uint16_t>(u >> 16)};
+}
+
+PX_HD inline float to_float(bf16 h) { return bits_float(static_cast<uint32_t>(h.bits) << 16); }
+// Identity overloads, so a kernel templated on its storage type reads and writes both.
+PX_HD inline float to_float(float f) { return f; }
+template <class T>
+PX_HD inline T from_float(float f);
+template <>
+PX_HD inline float from_float<float>(float f) { return f; }
+template <>
+PX_HD inline bf16 from_float<bf16>(float f) { return to_bf16(f); }
+
+// Row-wise formulas shared by both backends' norm, softmax and cross-entropy kernels.
+// LayerNorm backward of one element: dnorm = weight * dout, norm = (x - mean) * rstd, and the
+// row means of dnorm and dnorm * norm.
+PX_HD inline float layernorm_dinp(float dnorm, float norm, float dnorm_mean,
+                                  float dnorm_norm_mean, float rstd) {
+  return (dnorm - dnorm_mean - norm * dnorm_norm_mean) * rstd;
+}
+// RMSNorm backward of one element; k = rstd^3 / C * sum(w * dy * x) over the row.
+PX_HD inline float rmsnorm_dinp(float x, float w, float dy, float rstd, float k) {
+  return rstd * w * dy - x * k;
+}
+// Softmax backward of one (causal) score: a the probability, da its gradient, weighted =
+// sum over the row of a * da; scale is the 1/sqrt(head size) applied before the softmax.
+PX_HD inline float softmax_dpre(float a, float da, float weighted, float scale) {
+  return a * (da - weighted) * scale;
+}
+// Cross-entropy gradient of one logit: (softmax - onehot) * dloss.
+PX_HD inline float crossentropy_dlogit(float p, bool is_target, float dloss) {
+  return (p - (is_target ? 1.0f : 0.0f)) * dloss;
 }
 
 struct AdamW {

@@ -1,0 +1,22 @@
+#pragma once
+// The CUDA backend's trainer (built with PARALLAX_CUDA; see executor/src/backend_cuda.hpp).
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "parallax/executor/trainer.hpp"
+
+namespace parallax::exec {
+
+// Number of CUDA devices this process sees; 0 with the runtime's reason in *why.
+int cuda_device_count(std::string* why);
+
+// Chooses this rank's GPU by its rank on the node (local rank modulo the devices), then builds
+// the NCCL communicators (collective over MPI_COMM_WORLD and the plan's groups) and the trainer.
+// *info receives executed_dtype, gemm_path and a "cuda" description for measurements.json.
+std::unique_ptr<Trainer> make_cuda_trainer(const PlanFile& plan, const TrainOptions& opt,
+                                           const ProcessGroups& groups, Recorder& rec,
+                                           TokenSource data, nlohmann::json* info);
+
+}  // namespace parallax::exec

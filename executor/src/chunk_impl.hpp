@@ -1,0 +1,513 @@
+#pragma once
+// The chunk, written once over a backend Be (backend_cpu.hpp, backend_cuda.hpp). Be provides:
+//   act, wt                 element types of activations (and their gradients) and of weights
+//   Buffer<T>, alloc<T>(n)  owning zero-filled buffers (host vectors / device memory)
+//   Comm                    collectives and p2p on act/float buffers (MPI / NCCL)
+//   StashSync               what a stash needs to be reused safely (nothing / send events)
+//   time(name, flops, shape, f)  runs f and times it (wall clock / CUDA events)
+//   zero, copy and every op of kernels/cpu.hpp with the same shapes
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "parallax/executor/chunk.hpp"
+
+namespace parallax::exec {
+
+template <class Be>
+struct StashT {
+  using act = typename Be::act;
+  typename Be::template Buffer<act> data;      // activations
+  typename Be::template Buffer<float> stats;   // norm statistics, losses
+  const int32_t* tokens = nullptr;             // (N) this micro-batch's inputs (device side)
+  const int32_t* targets = nullptr;            // (N)
+  act* input = nullptr;                        // (Ns, C)
+  std::vector<LayerActsT<act>> layers;         // pointers of recomputed parts are null
+  std::vector<bool> recomputed;                // per layer: full recompute
+  act* lnf = nullptr;                          // last chunk
+  float *lnf_mean = nullptr, *lnf_rstd = nullptr;
+  act* logits = nullptr;                       // (N, Vl); overwritten by dlogits
+  float *losses = nullptr, *ce = nullptr;      // (N), (3N)
+  act* dres = nullptr;  // (Ns, C): gradient of the chunk output, then of its input (p2p buffer)
+  typename Be::StashSync sync;
+  act* output() const { return layers.back().out; }
+};
+
+template <class Be>
+struct ExecContextT {
+  typename Be::Comm& comm;
+  Be& be;
+  const ProcessGroups& groups;
+  typename Be::act* logits_copy = nullptr;  // when set, the last chunk copies its logits here
+  double* loss_acc = nullptr;  // when set, the last chunk adds its micro-batch loss * dloss
+};
+
+template <class Be>
+class ChunkT {
+ public:
+  using act = typename Be::act;
+  using wt = typename Be::wt;
+  using Stash = StashT<Be>;
+  using Ctx = ExecContextT<Be>;
+
+  ChunkT(Be& be, const ModelSpec& m, const PlanSpec& p, int64_t stage, int64_t tp_rank,
+         int64_t offset);
+
+  const std::vector<ParamTensor>& table() const { return table_; }
+  int64_t stage() const { return stage_; }
+  bool first() const { return first_; }
+  bool last() const { return last_; }
+  const Dims& dims() const { return d_; }
+  int64_t numel() const { return total_numel(table_); }
+
+  void bind(wt* params, float* grads);
+  std::unique_ptr<Stash> make_stash() const;
+
+  // Forward of one micro-batch. First chunk: embeds stash.tokens; otherwise stash.input holds
+  // the received activations. Last chunk: adds the micro-batch's loss times dloss to
+  // x.loss_acc and leaves dlogits in the stash.
+  void forward(Stash& s, float dloss, Ctx& x);
+  // Backward. Last chunk: from the stash's dlogits; otherwise dres (Ns, C) holds the gradient of
+  // the chunk output. Leaves the gradient of the chunk input in dres.
+  void backward(Stash& s, act* dres, Ctx& x);
+
+ private:
+  using Acts = LayerActsT<act>;
+  void layer_forward(const LayerWeightsT<wt>& w, const Acts& a, Ctx& x);
+  void layer_backward(const LayerWeightsT<wt>& w, const LayerWeightsT<float>& g, const Acts& a,
+                      act* dres, Ctx& x);
+  void gather_rows(act* full, Ctx& x, const char* name);
+  act* scatter_rows(act* full, Ctx& x, const char* name);
+  const act* gathered_grad(const act* dres, Ctx& x, const char* name);
+  void norm_forward(act* out, float* mean, float* rstd, const act* inp, const wt* w, const wt* b,
+                    Ctx& x, const char* name);
+  void norm_backward(act* dinp, float* dw, float* db, const act* dout, const act* inp,
+                     const wt* w, const float* mean, const float* rstd, Ctx& x, const char* name);
+  void matmul(act* out, const act* inp, const wt* w, const wt* b, int64_t C, int64_t OC, Ctx& x,
+              const char* name);
+  void matmul_back(act* dinp, float* dw, float* db, const act* dout, const act* inp, const wt* w,
+                   int64_t C, int64_t OC, Ctx& x, const char* name);
+  Acts layout_layer(act*& cur, float*& fcur, bool full) const;
+  int64_t act_floats_per_layer() const;
+
+  Be& be_;
+  ModelSpec m_;
+  PlanSpec p_;
+  int64_t stage_ = 0;
+  bool first_ = false, last_ = false;
+  int64_t first_layer_ = 0;
+  Dims d_;
+  std::vector<ParamTensor> table_;
+  ChunkWeightsT<wt> w_;
+  ChunkWeightsT<float> g_;
+  // Scratch shared by the micro-batches: recompute working set and backward temporaries,
+  // allocated once here.
+  typename Be::template Buffer<act> scratch_;
+  typename Be::template Buffer<float> scratch_stats_;
+  Acts work_;  // full layer activations for recomputation
+  act *tmp_ = nullptr, *dln_ = nullptr, *dqkv_ = nullptr, *datty_ = nullptr;
+  act *dfch_ = nullptr, *dfch_act_ = nullptr, *att_scratch_ = nullptr, *atty_scratch_ = nullptr;
+  act* dres_full_ = nullptr;
+};
+
+namespace chunk_detail {
+inline std::string gemm_shape(int64_t M, int64_t K, int64_t N) {
+  return std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N);
+}
+inline std::string shape2(int64_t a, int64_t b) { return std::to_string(a) + "x" + std::to_string(b); }
+}  // namespace chunk_detail
+
+template <class Be>
+ChunkT<Be>::ChunkT(Be& be, const ModelSpec& m, const PlanSpec& p, int64_t stage, int64_t tp_rank,
+                   int64_t offset)
+    : be_(be), m_(m), p_(p), stage_(stage) {
+  const int64_t stages = p.pp * p.vpp;
+  first_ = stage == 0;
+  last_ = stage == stages - 1;
+  first_layer_ = stage * layers_per_stage(m, p);
+  table_ = stage_param_table(m, p, stage, tp_rank, offset);
+  d_ = chunk_dims(m, p, tp_rank);
+  be.reserve_attention(d_.B, d_.T, d_.NH);
+
+  // Scratch: one full layer (recompute), proj output, backward temporaries.
+  const int64_t N = d_.N, C = d_.C;
+  const int64_t layer = act_floats_per_layer() + N * C;  // + work_.out
+  const int64_t temps = N * C * 3 + N * 3 * d_.Ct + N * d_.Ct * 2 + N * d_.fc_out + N * d_.F +
+                        d_.B * d_.NH * d_.T * d_.T;
+  scratch_ = be.template alloc<act>(layer + temps);
+  scratch_stats_ = be.template alloc<float>(4 * d_.Ns);
+  act* cur = scratch_.data();
+  float* fcur = scratch_stats_.data();
+  work_ = layout_layer(cur, fcur, false);
+  work_.out = cur;
+  cur += N * C;
+  auto take = [&cur](int64_t n) {
+    act* p0 = cur;
+    cur += n;
+    return p0;
+  };
+  tmp_ = take(N * C);
+  dln_ = take(N * C);
+  dres_full_ = take(N * C);
+  dqkv_ = take(N * 3 * d_.Ct);
+  datty_ = take(N * d_.Ct);
+  atty_scratch_ = take(N * d_.Ct);
+  dfch_ = take(N * d_.fc_out);
+  dfch_act_ = take(N * d_.F);
+  att_scratch_ = take(d_.B * d_.NH * d_.T * d_.T);
+}
+
+template <class Be>
+int64_t ChunkT<Be>::act_floats_per_layer() const {
+  const int64_t N = d_.N, C = d_.C;
+  const int64_t att = p_.recompute == Recompute::selective ? 0 : d_.B * d_.NH * d_.T * d_.T;
+  return 2 * N * C + d_.Ns * C + N * 3 * d_.Ct + att + N * d_.Ct + N * d_.fc_out + N * d_.F;
+}
+
+template <class Be>
+LayerActsT<typename Be::act> ChunkT<Be>::layout_layer(act*& cur, float*& fcur, bool full) const {
+  Acts a;
+  if (full) return a;
+  const int64_t N = d_.N, C = d_.C, Ns = d_.Ns;
+  auto take = [&cur](int64_t n) {
+    act* p0 = cur;
+    cur += n;
+    return p0;
+  };
+  auto stat = [&fcur](int64_t n) {
+    float* p0 = fcur;
+    fcur += n;
+    return p0;
+  };
+  a.ln1 = take(N * C);
+  a.ln1_mean = stat(Ns);
+  a.ln1_rstd = stat(Ns);
+  a.qkv = take(N * 3 * d_.Ct);
+  a.att = p_.recompute == Recompute::selective ? nullptr : take(d_.B * d_.NH * d_.T * d_.T);
+  a.atty = take(N * d_.Ct);
+  a.resid2 = take(Ns * C);
+  a.ln2 = take(N * C);
+  a.ln2_mean = stat(Ns);
+  a.ln2_rstd = stat(Ns);
+  a.fch = take(N * d_.fc_out);
+  a.fch_act = take(N * d_.F);
+  return a;
+}
+
+template <class Be>
+void ChunkT<Be>::bind(wt* params, float* grads) {
+  std::map<std::string, std::pair<wt*, float*>> by_name;
+  for (const auto& t : table_) by_name[t.name] = {params + t.offset, grads + t.offset};
+  auto fill = [&](auto& w, auto get) {
+    w.wte = first_ ? get("wte.weight") : nullptr;
+    w.wpe = get("wpe.weight");
+    w.lnfw = get("ln_f.weight");
+    w.lnfb = get("ln_f.bias");
+    w.head = m_.tied_embeddings ? get("wte.weight") : get("lm_head.weight");
+    w.layers.clear();
+    for (int64_t l = 0; l < layers_per_stage(m_, p_); ++l) {
+      const std::string h = "h." + std::to_string(first_layer_ + l) + ".";
+      typename std::decay_t<decltype(w.layers)>::value_type L;
+      L.ln1w = get(h + "ln_1.weight");
+      L.ln1b = get(h + "ln_1.bias");
+      L.qkvw = get(h + "attn.c_attn.weight");
+      L.qkvb = get(h + "attn.c_attn.bias");
+      L.attprojw = get(h + "attn.c_proj.weight");
+      L.attprojb = get(h + "attn.c_proj.bias");
+      L.ln2w = get(h + "ln_2.weight");
+      L.ln2b = get(h + "ln_2.bias");
+      L.fcw = get(h + "mlp.c_fc.weight");
+      L.fcb = get(h + "mlp.c_fc.bias");
+      L.fcprojw = get(h + "mlp.c_proj.weight");
+      L.fcprojb = get(h + "mlp.c_proj.bias");
+      w.layers.push_back(L);
+    }
+  };
+  fill(w_, [&](const std::string& n) -> wt* {
+    auto it = by_name.find(n);
+    return it == by_name.end() ? nullptr : it->second.first;
+  });
+  fill(g_, [&](const std::string& n) -> float* {
+    auto it = by_name.find(n);
+    return it == by_name.end() ? nullptr : it->second.second;
+  });
+}
+
+template <class Be>
+std::unique_ptr<StashT<Be>> ChunkT<Be>::make_stash() const {
+  auto s = std::make_unique<Stash>();
+  const int64_t N = d_.N, C = d_.C, Ns = d_.Ns;
+  const int64_t L = layers_per_stage(m_, p_);
+  s->recomputed.resize(static_cast<size_t>(L));
+  int64_t floats = Ns * C + Ns * C;  // input, dres
+  int64_t stats = 0;
+  for (int64_t l = 0; l < L; ++l) {
+    const bool full = p_.recompute == Recompute::full &&
+                      (p_.recompute_layers == 0 || l < p_.recompute_layers);
+    s->recomputed[static_cast<size_t>(l)] = full;
+    floats += Ns * C + (full ? 0 : act_floats_per_layer());
+    stats += full ? 0 : 4 * Ns;
+  }
+  if (last_) {
+    floats += N * C + N * d_.Vl;
+    stats += 2 * Ns + N + 3 * N;
+  }
+  s->data = be_.template alloc<act>(floats);
+  s->stats = be_.template alloc<float>(std::max<int64_t>(stats, 1));
+  act* cur = s->data.data();
+  float* fcur = s->stats.data();
+  s->input = cur;
+  cur += Ns * C;
+  s->dres = cur;
+  cur += Ns * C;
+  act* prev = s->input;
+  for (int64_t l = 0; l < L; ++l) {
+    Acts a = layout_layer(cur, fcur, s->recomputed[static_cast<size_t>(l)]);
+    a.inp = prev;
+    a.out = cur;
+    cur += Ns * C;
+    prev = a.out;
+    s->layers.push_back(a);
+  }
+  if (last_) {
+    s->lnf = cur;
+    cur += N * C;
+    s->logits = cur;
+    s->lnf_mean = fcur;
+    fcur += Ns;
+    s->lnf_rstd = fcur;
+    fcur += Ns;
+    s->losses = fcur;
+    fcur += N;
+    s->ce = fcur;
+  }
+  return s;
+}
+
+template <class Be>
+void ChunkT<Be>::matmul(act* out, const act* inp, const wt* w, const wt* b, int64_t C,
+                        int64_t OC, Ctx& x, const char* name) {
+  x.be.time(name, 2.0 * static_cast<double>(d_.N * C * OC), chunk_detail::gemm_shape(d_.N, C, OC),
+            [&] { x.be.matmul_forward(out, inp, w, b, d_.N, C, OC); });
+}
+
+template <class Be>
+void ChunkT<Be>::matmul_back(act* dinp, float* dw, float* db, const act* dout, const act* inp,
+                             const wt* w, int64_t C, int64_t OC, Ctx& x, const char* name) {
+  const double flops = (dinp ? 4.0 : 2.0) * static_cast<double>(d_.N * C * OC);
+  x.be.time(name, flops, chunk_detail::gemm_shape(d_.N, C, OC),
+            [&] { x.be.matmul_backward(dinp, dw, db, dout, inp, w, d_.N, C, OC); });
+}
+
+template <class Be>
+void ChunkT<Be>::norm_forward(act* out, float* mean, float* rstd, const act* inp, const wt* w,
+                              const wt* b, Ctx& x, const char* name) {
+  x.be.time(name, 8.0 * static_cast<double>(d_.Ns * d_.C), chunk_detail::shape2(d_.Ns, d_.C), [&] {
+    if (d_.layernorm)
+      x.be.layernorm_forward(out, mean, rstd, inp, w, b, d_.Ns, d_.C);
+    else
+      x.be.rmsnorm_forward(out, rstd, inp, w, d_.Ns, d_.C);
+  });
+}
+
+template <class Be>
+void ChunkT<Be>::norm_backward(act* dinp, float* dw, float* db, const act* dout, const act* inp,
+                               const wt* w, const float* mean, const float* rstd, Ctx& x,
+                               const char* name) {
+  x.be.time(name, 16.0 * static_cast<double>(d_.Ns * d_.C), chunk_detail::shape2(d_.Ns, d_.C), [&] {
+    if (d_.layernorm)
+      x.be.layernorm_backward(dinp, dw, db, dout, inp, w, mean, rstd, d_.Ns, d_.C);
+    else
+      x.be.rmsnorm_backward(dinp, dw, dout, inp, w, rstd, d_.Ns, d_.C);
+  });
+}
+
+template <class Be>
+void ChunkT<Be>::gather_rows(act* full, Ctx& x, const char* name) {
+  if (d_.sp) x.comm.all_gather(full, d_.Ns * d_.C, x.groups.tp, name, Stream::tp);
+}
+
+template <class Be>
+typename Be::act* ChunkT<Be>::scatter_rows(act* full, Ctx& x, const char* name) {
+  if (!d_.sp) {
+    x.comm.all_reduce_sum(full, d_.N * d_.C, x.groups.tp, Stream::tp, name);
+    return full;
+  }
+  x.comm.reduce_scatter_sum(full, d_.Ns * d_.C, x.groups.tp, name, Stream::tp);
+  return full + d_.row0 * d_.C;
+}
+
+template <class Be>
+const typename Be::act* ChunkT<Be>::gathered_grad(const act* dres, Ctx& x, const char* name) {
+  if (!d_.sp) return dres;
+  x.be.copy(dres_full_ + d_.row0 * d_.C, dres, d_.Ns * d_.C);
+  x.comm.all_gather(dres_full_, d_.Ns * d_.C, x.groups.tp, name, Stream::tp);
+  return dres_full_;
+}
+
+template <class Be>
+void ChunkT<Be>::layer_forward(const LayerWeightsT<wt>& w, const Acts& a, Ctx& x) {
+  using chunk_detail::shape2;
+  const int64_t N = d_.N, Ns = d_.Ns, C = d_.C;
+  norm_forward(a.ln1 + d_.row0 * C, a.ln1_mean, a.ln1_rstd, a.inp, w.ln1w, w.ln1b, x, "ln_1");
+  gather_rows(a.ln1, x, "tp_all_gather_ln_1");
+  matmul(a.qkv, a.ln1, w.qkvw, w.qkvb, C, 3 * d_.Ct, x, "matmul_qkv");
+  const double attn_flops = 4.0 * static_cast<double>(d_.B * d_.T * d_.T * d_.Ct);
+  x.be.time("attention", attn_flops,
+            std::to_string(d_.B) + "x" + std::to_string(d_.NH) + "x" + std::to_string(d_.T), [&] {
+              x.be.attention_forward(a.atty, a.att ? a.att : att_scratch_, a.qkv, d_.B, d_.T,
+                                     d_.Ct, d_.NH);
+            });
+  matmul(tmp_, a.atty, w.attprojw, nullptr, d_.Ct, C, x, "matmul_attn_proj");
+  act* part = scatter_rows(tmp_, x, "tp_all_reduce_attn_proj");
+  x.be.time("residual", static_cast<double>(2 * Ns * C), std::to_string(Ns * C), [&] {
+    x.be.bias_forward(part, w.attprojb, Ns, C);
+    x.be.residual_forward(a.resid2, a.inp, part, Ns * C);
+  });
+  norm_forward(a.ln2 + d_.row0 * C, a.ln2_mean, a.ln2_rstd, a.resid2, w.ln2w, w.ln2b, x, "ln_2");
+  gather_rows(a.ln2, x, "tp_all_gather_ln_2");
+  matmul(a.fch, a.ln2, w.fcw, w.fcb, C, d_.fc_out, x, "matmul_fc");
+  x.be.time(d_.swiglu ? "swiglu" : "gelu", 8.0 * static_cast<double>(N * d_.F),
+            std::to_string(N * d_.F), [&] {
+              if (d_.swiglu)
+                x.be.swiglu_forward(a.fch_act, a.fch, N, d_.F);
+              else
+                x.be.gelu_forward(a.fch_act, a.fch, N * d_.F);
+            });
+  matmul(tmp_, a.fch_act, w.fcprojw, nullptr, d_.F, C, x, "matmul_fc_proj");
+  part = scatter_rows(tmp_, x, "tp_all_reduce_fc_proj");
+  x.be.time("residual", static_cast<double>(2 * Ns * C), std::to_string(Ns * C), [&] {
+    x.be.bias_forward(part, w.fcprojb, Ns, C);
+    x.be.residual_forward(a.out, a.resid2, part, Ns * C);
+  });
+}
+
+template <class Be>
+void ChunkT<Be>::layer_backward(const LayerWeightsT<wt>& w, const LayerWeightsT<float>& g,
+                                const Acts& a, act* dres, Ctx& x) {
+  const int64_t N = d_.N, Ns = d_.Ns, C = d_.C;
+  // MLP branch: dres (Ns, C) is the gradient of out = resid2 + fc_proj.
+  x.be.time("bias_backward", static_cast<double>(Ns * C), std::to_string(Ns * C),
+            [&] { x.be.bias_backward(g.fcprojb, dres, Ns, C); });
+  const act* dfull = gathered_grad(dres, x, "tp_all_gather_fc_proj_backward");
+  x.be.zero(dfch_act_, N * d_.F);
+  matmul_back(dfch_act_, g.fcprojw, nullptr, dfull, a.fch_act, w.fcprojw, d_.F, C, x,
+              "matmul_fc_proj_backward");
+  x.be.zero(dfch_, N * d_.fc_out);
+  x.be.time(d_.swiglu ? "swiglu_backward" : "gelu_backward", 12.0 * static_cast<double>(N * d_.F),
+            std::to_string(N * d_.F), [&] {
+              if (d_.swiglu)
+                x.be.swiglu_backward(dfch_, a.fch, dfch_act_, N, d_.F);
+              else
+                x.be.gelu_backward(dfch_, a.fch, dfch_act_, N * d_.F);
+            });
+  x.be.zero(dln_, N * C);
+  matmul_back(dln_, g.fcw, g.fcb, dfch_, a.ln2, w.fcw, C, d_.fc_out, x, "matmul_fc_backward");
+  const act* dpart = scatter_rows(dln_, x, "tp_all_reduce_fc_backward");
+  norm_backward(dres, g.ln2w, g.ln2b, dpart, a.resid2, w.ln2w, a.ln2_mean, a.ln2_rstd, x,
+                "ln_2_backward");
+  // Attention branch: dres is now the gradient of resid2 = inp + attn_proj.
+  x.be.time("bias_backward", static_cast<double>(Ns * C), std::to_string(Ns * C),
+            [&] { x.be.bias_backward(g.attprojb, dres, Ns, C); });
+  dfull = gathered_grad(dres, x, "tp_all_gather_attn_proj_backward");
+  x.be.zero(datty_, N * d_.Ct);
+  matmul_back(datty_, g.attprojw, nullptr, dfull, a.atty, w.attprojw, d_.Ct, C, x,
+              "matmul_attn_proj_backward");
+  const act* att = a.att;
+  if (!att) {  // selective recompute: the attention scores again, from the kept qkv
+    x.be.time("attention_recompute", 4.0 * static_cast<double>(d_.B * d_.T * d_.T * d_.Ct), "", [&] {
+      x.be.attention_forward(atty_scratch_, att_scratch_, a.qkv, d_.B, d_.T, d_.Ct, d_.NH);
+    });
+    att = att_scratch_;
+  }
+  x.be.zero(dqkv_, N * 3 * d_.Ct);
+  x.be.time("attention_backward", 8.0 * static_cast<double>(d_.B * d_.T * d_.T * d_.Ct), "", [&] {
+    x.be.attention_backward(dqkv_, datty_, a.qkv, att, d_.B, d_.T, d_.Ct, d_.NH);
+  });
+  x.be.zero(dln_, N * C);
+  matmul_back(dln_, g.qkvw, g.qkvb, dqkv_, a.ln1, w.qkvw, C, 3 * d_.Ct, x, "matmul_qkv_backward");
+  dpart = scatter_rows(dln_, x, "tp_all_reduce_qkv_backward");
+  norm_backward(dres, g.ln1w, g.ln1b, dpart, a.inp, w.ln1w, a.ln1_mean, a.ln1_rstd, x,
+                "ln_1_backward");
+}
+
+template <class Be>
+void ChunkT<Be>::forward(Stash& s, float dloss, Ctx& x) {
+  using chunk_detail::shape2;
+  const int64_t N = d_.N, C = d_.C;
+  if (first_) {
+    x.be.time("embedding", static_cast<double>(N * C), shape2(N, C), [&] {
+      x.be.embedding_forward(tmp_, s.tokens, w_.wte, d_.vocab_start, d_.Vl, N, C);
+    });
+    const act* part = scatter_rows(tmp_, x, "tp_all_reduce_embedding");
+    x.be.copy(s.input, part, d_.Ns * C);
+    if (d_.learned_pos) x.be.position_forward_rows(s.input, w_.wpe, d_.row0, d_.Ns, d_.T, C);
+  }
+  for (size_t l = 0; l < s.layers.size(); ++l) {
+    Acts a = s.layers[l];
+    if (s.recomputed[l]) {  // run into the shared working set; keep only the output
+      Acts wk = work_;
+      wk.inp = a.inp;
+      wk.out = a.out;
+      layer_forward(w_.layers[l], wk, x);
+    } else {
+      layer_forward(w_.layers[l], a, x);
+    }
+  }
+  if (!last_) return;
+  norm_forward(s.lnf + d_.row0 * C, s.lnf_mean, s.lnf_rstd, s.output(), w_.lnfw, w_.lnfb, x, "ln_f");
+  gather_rows(s.lnf, x, "tp_all_gather_ln_f");
+  matmul(s.logits, s.lnf, w_.head, nullptr, C, d_.Vl, x, "matmul_logits");
+  if (x.logits_copy) x.be.copy(x.logits_copy, s.logits, N * d_.Vl);
+  float* maxes = s.ce;
+  float* sums = s.ce + N;  // sums and target are adjacent: one all-reduce
+  float* target = s.ce + 2 * N;
+  x.be.time("crossentropy", 5.0 * static_cast<double>(N * d_.Vl), shape2(N, d_.Vl), [&] {
+    x.be.crossentropy_local_max(maxes, s.logits, N, d_.Vl, d_.vocab_valid);
+    x.comm.all_reduce_max(maxes, N, x.groups.tp, Stream::tp, "tp_all_reduce_ce_max");
+    x.be.crossentropy_local_sums(sums, target, s.logits, maxes, s.targets, d_.vocab_start, N,
+                                 d_.Vl, d_.vocab_valid);
+    x.comm.all_reduce_sum(sums, 2 * N, x.groups.tp, Stream::tp, "tp_all_reduce_ce_sums");
+    x.be.crossentropy_finish(s.losses, s.logits, maxes, sums, target, s.targets, d_.vocab_start,
+                             dloss, N, d_.Vl, d_.vocab_valid);
+  });
+  if (x.loss_acc) x.be.add_loss(x.loss_acc, s.losses, N, dloss);
+}
+
+template <class Be>
+void ChunkT<Be>::backward(Stash& s, act* dres, Ctx& x) {
+  using chunk_detail::shape2;
+  const int64_t N = d_.N, C = d_.C;
+  if (last_) {
+    x.be.zero(dln_, N * C);
+    matmul_back(dln_, g_.head, nullptr, s.logits, s.lnf, w_.head, C, d_.Vl, x,
+                "matmul_logits_backward");
+    const act* dpart = scatter_rows(dln_, x, "tp_all_reduce_logits_backward");
+    x.be.zero(dres, d_.Ns * C);
+    norm_backward(dres, g_.lnfw, g_.lnfb, dpart, s.output(), w_.lnfw, s.lnf_mean, s.lnf_rstd, x,
+                  "ln_f_backward");
+  }
+  for (size_t i = s.layers.size(); i-- > 0;) {
+    const Acts& a = s.layers[i];
+    if (s.recomputed[i]) {
+      Acts wk = work_;
+      wk.inp = a.inp;
+      layer_forward(w_.layers[i], wk, x);  // recompute into the working set (out too)
+      layer_backward(w_.layers[i], g_.layers[i], wk, dres, x);
+    } else {
+      layer_backward(w_.layers[i], g_.layers[i], a, dres, x);
+    }
+  }
+  if (first_) {
+    x.be.time("embedding_backward", static_cast<double>(N * C), shape2(N, C), [&] {
+      if (d_.learned_pos) x.be.position_backward_rows(g_.wpe, dres, d_.row0, d_.Ns, d_.T, C);
+    });
+    const act* dfull = gathered_grad(dres, x, "tp_all_gather_embedding_backward");
+    x.be.time("embedding_backward", 0.0, "", [&] {
+      x.be.embedding_backward(g_.wte, dfull, s.tokens, d_.vocab_start, d_.Vl, N, C);
+    });
+  }
+}
+
+}  // namespace parallax::exec

@@ -1,0 +1,81 @@
+// The CUDA backend's instantiations of the chunk and trainer templates, and its factory.
+#include "parallax/executor/cuda_trainer.hpp"
+
+#include <mpi.h>
+
+#include <cstdlib>
+#include <utility>
+
+#include "parallax/core/error.hpp"
+#include "backend_cuda.hpp"
+#include "parallax/kernels/cuda/device.hpp"
+#include "trainer_impl.hpp"
+
+namespace parallax::exec {
+
+template class ChunkT<CudaBackend>;
+template class TrainerImpl<CudaBackend>;
+
+namespace {
+
+// This rank's index among the ranks of its node, and their number.
+std::pair<int, int> local_rank_and_size() {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int r = 0, n = 1;
+  MPI_Comm_rank(node, &r);
+  MPI_Comm_size(node, &n);
+  MPI_Comm_free(&node);
+  return {r, n};
+}
+
+struct CudaParts {
+  CudaBackend be;
+  CudaComm comm;
+  CudaParts(Recorder& rec, int device, const ProcessGroups& g, const PlanSpec& p)
+      : be(rec, device), comm(be, g, p) {}
+};
+
+class CudaTrainer final : private CudaParts, public TrainerImpl<CudaBackend> {
+ public:
+  CudaTrainer(int device, const PlanFile& plan, const TrainOptions& opt,
+              const ProcessGroups& groups, Recorder& rec, TokenSource data)
+      : CudaParts(rec, device, groups, plan.plan),
+        TrainerImpl<CudaBackend>(CudaParts::be, CudaParts::comm, plan, opt, groups,
+                                 std::move(data)) {}
+  std::string gemm_path() const { return CudaParts::be.blas().description(); }
+};
+
+}  // namespace
+
+int cuda_device_count(std::string* why) { return kernels::cuda::device_count(why); }
+
+std::unique_ptr<Trainer> make_cuda_trainer(const PlanFile& plan, const TrainOptions& opt,
+                                           const ProcessGroups& groups, Recorder& rec,
+                                           TokenSource data, nlohmann::json* info) {
+  const int devices = kernels::cuda::device_count();
+  const auto [local, on_node] = local_rank_and_size();
+  // One rank per GPU (NCCL refuses two ranks of a communicator on one device). Decided over
+  // all ranks, so that every rank stops here rather than some in NCCL's initialisation.
+  int crowded = on_node > devices ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &crowded, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (crowded)
+    throw InputError("command line", "--backend cuda",
+                     "one rank per GPU: a node runs more ranks than it has CUDA devices (here " +
+                         std::to_string(on_node) + " ranks, " + std::to_string(devices) + " devices)");
+  const int device = local;
+  PX_CUDA(cudaSetDevice(device));
+  auto t = std::make_unique<CudaTrainer>(device, plan, opt, groups, rec, std::move(data));
+  if (info) {
+    (*info)["executed_dtype"] =
+        "bf16 weights and activations; fp32 master weights, Adam state and gradients";
+    (*info)["gemm_path"] = t->gemm_path();
+    (*info)["cuda"] = {{"runtime", kernels::cuda::runtime_version()},
+                       {"nccl", kernels::cuda::nccl_version()},
+                       {"device", kernels::cuda::device_description(device)},
+                       {"devices_on_node", devices}};
+  }
+  return t;
+}
+
+}  // namespace parallax::exec

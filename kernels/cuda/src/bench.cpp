@@ -1,0 +1,165 @@
+#include "parallax/kernels/cuda/bench.hpp"
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <algorithm>
+
+#include "parallax/kernels/cuda/blas.hpp"
+#include "parallax/kernels/cuda/check.hpp"
+#include "parallax/kernels/cuda/nccl.hpp"
+
+namespace parallax::kernels::cuda {
+
+namespace {
+
+// Device memory freed on scope exit (the benchmarks allocate once, up front).
+struct DeviceMem {
+  void* p = nullptr;
+  explicit DeviceMem(size_t bytes) { PX_CUDA(cudaMalloc(&p, std::max<size_t>(bytes, 1))); }
+  ~DeviceMem() { cudaFree(p); }
+  DeviceMem(const DeviceMem&) = delete;
+  DeviceMem& operator=(const DeviceMem&) = delete;
+};
+
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { PX_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(s); }
+};
+
+struct Event {
+  cudaEvent_t e = nullptr;
+  Event() { PX_CUDA(cudaEventCreate(&e)); }
+  ~Event() { cudaEventDestroy(e); }
+};
+
+double seconds_between(const Event& a, const Event& b) {
+  float ms = 0;
+  PX_CUDA(cudaEventElapsedTime(&ms, a.e, b.e));
+  return static_cast<double>(ms) * 1e-3;
+}
+
+}  // namespace
+
+std::vector<GemmTiming> gemm_sweep(const std::vector<GemmShape>& shapes, int warmup, int repeats) {
+  int device = 0, l2 = 0;
+  PX_CUDA(cudaGetDevice(&device));
+  PX_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+  size_t a_max = 1, b_max = 1, c_max = 1;
+  for (const auto& g : shapes) {
+    a_max = std::max(a_max, static_cast<size_t>(g.M * g.K));
+    b_max = std::max(b_max, static_cast<size_t>(g.N * g.K));
+    c_max = std::max(c_max, static_cast<size_t>(g.M * g.N));
+  }
+  Stream stream;
+  Blas blas(stream.s);
+  DeviceMem a(a_max * 2), b(b_max * 2), c(c_max * 2), flush(2 * static_cast<size_t>(l2));
+  // Operands: bf16 0x3c3c (about 0.0115) everywhere; values do not change the GEMM's speed.
+  PX_CUDA(cudaMemsetAsync(a.p, 0x3c, a_max * 2, stream.s));
+  PX_CUDA(cudaMemsetAsync(b.p, 0x3c, b_max * 2, stream.s));
+  Event start, stop;
+  std::vector<GemmTiming> out;
+  for (const auto& g : shapes) {
+    const RowMajorGemm args{false, true, g.M, g.N, g.K, g.K, g.K, g.N, 0, 0, 0, 1};
+    for (int i = 0; i < warmup; ++i)
+      blas.gemm(args, 1.0f, a.p, DType::bf16, b.p, DType::bf16, 0.0f, c.p, DType::bf16);
+    std::vector<double> t;
+    for (int r = 0; r < repeats; ++r) {
+      PX_CUDA(cudaMemsetAsync(flush.p, r & 0xff, 2 * static_cast<size_t>(l2), stream.s));
+      PX_CUDA(cudaEventRecord(start.e, stream.s));
+      blas.gemm(args, 1.0f, a.p, DType::bf16, b.p, DType::bf16, 0.0f, c.p, DType::bf16);
+      PX_CUDA(cudaEventRecord(stop.e, stream.s));
+      PX_CUDA(cudaEventSynchronize(stop.e));
+      t.push_back(seconds_between(start, stop));
+    }
+    std::sort(t.begin(), t.end());
+    GemmTiming x;
+    x.shape = g;
+    x.repeats = repeats;
+    x.seconds = t.empty() ? 0 : t[t.size() / 2];
+    x.min_seconds = t.empty() ? 0 : t.front();
+    x.flop_per_s = x.seconds > 0 ? 2.0 * static_cast<double>(g.M * g.N * g.K) / x.seconds : 0;
+    out.push_back(x);
+  }
+  return out;
+}
+
+const char* to_string(Collective c) {
+  switch (c) {
+    case Collective::all_reduce: return "all_reduce";
+    case Collective::all_gather: return "all_gather";
+    case Collective::reduce_scatter: return "reduce_scatter";
+    case Collective::send_recv: return "send_recv";
+  }
+  return "?";
+}
+
+double busbw_factor(Collective c, int n) {
+  if (n <= 1) return c == Collective::send_recv ? 1.0 : 0.0;
+  switch (c) {
+    case Collective::all_reduce: return 2.0 * (n - 1) / n;
+    case Collective::all_gather:
+    case Collective::reduce_scatter: return static_cast<double>(n - 1) / n;
+    case Collective::send_recv: return 1.0;
+  }
+  return 1.0;
+}
+
+std::vector<CollectiveTiming> nccl_sweep(MPI_Comm comm, const std::vector<Collective>& collectives,
+                                         const std::vector<int64_t>& bytes, int warmup, int iters) {
+  NcclComm nc(comm);
+  const int n = nc.size(), r = nc.rank();
+  int64_t max_bytes = 4;
+  for (int64_t b : bytes) max_bytes = std::max(max_bytes, b);
+  Stream stream;
+  DeviceMem send(static_cast<size_t>(max_bytes)), recv(static_cast<size_t>(max_bytes));
+  PX_CUDA(cudaMemsetAsync(send.p, 0, static_cast<size_t>(max_bytes), stream.s));
+  Event start, stop;
+  std::vector<CollectiveTiming> out;
+  for (Collective c : collectives)
+    for (int64_t b : bytes) {
+      // float elements; all-gather and reduce-scatter move n blocks of `count / n`.
+      const auto count = static_cast<size_t>(b / 4);
+      const size_t block = count / static_cast<size_t>(n);
+      auto run_once = [&] {
+        switch (c) {
+          case Collective::all_reduce:
+            PX_NCCL(ncclAllReduce(send.p, recv.p, count, ncclFloat, ncclSum, nc.get(), stream.s));
+            break;
+          case Collective::all_gather:
+            PX_NCCL(ncclAllGather(send.p, recv.p, block, ncclFloat, nc.get(), stream.s));
+            break;
+          case Collective::reduce_scatter:
+            PX_NCCL(ncclReduceScatter(send.p, recv.p, block, ncclFloat, ncclSum, nc.get(), stream.s));
+            break;
+          case Collective::send_recv:
+            PX_NCCL(ncclGroupStart());
+            PX_NCCL(ncclSend(send.p, count, ncclFloat, (r + 1) % n, nc.get(), stream.s));
+            PX_NCCL(ncclRecv(recv.p, count, ncclFloat, (r + n - 1) % n, nc.get(), stream.s));
+            PX_NCCL(ncclGroupEnd());
+            break;
+        }
+      };
+      for (int i = 0; i < warmup; ++i) run_once();
+      MPI_Barrier(comm);
+      PX_CUDA(cudaEventRecord(start.e, stream.s));
+      for (int i = 0; i < iters; ++i) run_once();
+      PX_CUDA(cudaEventRecord(stop.e, stream.s));
+      PX_CUDA(cudaEventSynchronize(stop.e));
+      double t = seconds_between(start, stop) / std::max(iters, 1);
+      MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_SUM, comm);
+      t /= n;
+      CollectiveTiming x;
+      x.collective = c;
+      x.ranks = n;
+      x.bytes = b;
+      x.seconds = t;
+      x.algbw_gb_per_s = t > 0 ? static_cast<double>(b) / t / 1e9 : 0;
+      x.busbw_gb_per_s = x.algbw_gb_per_s * busbw_factor(c, n);
+      out.push_back(x);
+    }
+  return out;
+}
+
+}  // namespace parallax::kernels::cuda

@@ -1,0 +1,38 @@
+#include "parallax/kernels/cuda/device.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+
+#include "parallax/kernels/cuda/check.hpp"
+
+namespace parallax::kernels::cuda {
+
+int device_count(std::string* why) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    if (why) *why = cudaGetErrorString(e);
+    cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    return 0;
+  }
+  if (n == 0 && why) *why = "cudaGetDeviceCount found 0 devices";
+  return n;
+}
+
+std::string device_description(int device) {
+  cudaDeviceProp p{};
+  PX_CUDA(cudaGetDeviceProperties(&p, device));
+  char buf[320];
+  std::snprintf(buf, sizeof(buf), "%s (sm_%d%d, %.1f GiB)", p.name, p.major, p.minor,
+                static_cast<double>(p.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+std::string runtime_version() {
+  int v = 0;
+  PX_CUDA(cudaRuntimeGetVersion(&v));
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+}  // namespace parallax::kernels::cuda

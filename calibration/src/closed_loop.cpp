@@ -36,12 +36,6 @@ std::vector<Op> stage_ops(const ModelSpec& m, const JobSpec& j, const PlanSpec& 
   return out;
 }
 
-Collective collective_of(const std::string& name) {
-  if (name.find("reduce_scatter") != std::string::npos) return Collective::reduce_scatter;
-  if (name.find("all_gather") != std::string::npos) return Collective::all_gather;
-  return Collective::all_reduce;
-}
-
 void check_profile_fits_run(const EfficiencyProfile& prof, const Measurements& m) {
   const Provenance& v = prof.provenance;
   if (v.backend != "cpu" && v.backend != "cuda") return;  // a fitted preset: nothing to check
@@ -125,7 +119,6 @@ EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
   struct Acc { double a = 0, b = 0; };
   std::map<std::tuple<std::string, double, double, double>, Acc> shapes;  // peak s, seconds
   std::map<std::string, Acc> classes;                                    // roofline, seconds
-  std::map<std::pair<int, int64_t>, std::vector<std::pair<double, double>>> comm;
   for (const Measurements& m : runs) {
     check_profile_fits_run(base, m);
     const PlanFile& f = m.plan;
@@ -161,12 +154,6 @@ EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
         if (op.kind == OpKind::gemm) roof = std::max(roof, op.flops / peak);
         classes[op.op_class].a += roof * static_cast<double>(p.num_micro_batches);
       }
-      for (const MeasuredCollective& x : r.collectives) {
-        if (x.calls <= 0 || x.bytes <= 0 || (x.group != "tp" && x.group != "dp")) continue;
-        const int64_t ranks = x.group == "tp" ? p.tp : p.dp;
-        comm[{static_cast<int>(collective_of(x.name)), ranks}].push_back(
-            {x.bytes / static_cast<double>(x.calls), x.total_s / static_cast<double>(x.calls)});
-      }
     }
   }
   // GEMM shapes: replace or add.
@@ -181,30 +168,9 @@ EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
   }
   for (const auto& [cls, v] : classes)
     if (v.a > 0 && v.b > 0) out.op_class_efficiency[cls] = std::min(1.0, v.a / v.b);
-  // Collectives: a fit where the runs measured at least 2 sizes, else the bandwidth at the
-  // profile's latency.
-  for (auto& [key, pts] : comm) {
-    const Collective c = static_cast<Collective>(key.first);
-    std::map<double, std::pair<double, double>> by_size;
-    for (const auto& [b, t] : pts) by_size[b].first += t, by_size[b].second += 1;
-    std::vector<std::pair<double, double>> mean;
-    for (const auto& [b, v] : by_size) mean.push_back({b, v.first / v.second});
-    CollectiveFit fit;
-    const CollectiveFit* old = out.collective_fit(c, false, key.second);
-    if (mean.size() >= 2) {
-      fit = fit_alpha_beta(c, key.second, false, mean, "measurements", to_string(c));
-    } else {
-      const double alpha = old && old->ranks == key.second ? old->alpha_s : 0;
-      const double t = mean.front().second - alpha;
-      if (!(t > 0)) continue;  // latency-bound: nothing to learn about bandwidth
-      fit = {c, false, key.second, alpha, busbw_factor(c, key.second) * mean.front().first / t, ""};
-    }
-    fit.source = "executed runs (" + std::to_string(mean.size()) + " sizes)";
-    bool replaced = false;
-    for (CollectiveFit& f : out.communication)
-      if (f.collective == c && !f.inter_node && f.ranks == key.second) f = fit, replaced = true;
-    if (!replaced) out.communication.push_back(fit);
-  }
+  // Collectives are not refitted from runs: the executor times a collective from call to
+  // return, which includes waiting for the slowest rank of the group (compute skew), so a run
+  // measures the schedule as much as the link. Microbenchmarks and nccl-tests fit them.
   for (const Measurements& m : runs) out.provenance.source_runs.push_back(m.source);
   out.source += " Refitted from executed runs: ";
   for (size_t i = 0; i < runs.size(); ++i) out.source += (i ? ", " : "") + describe(runs[i].plan);
@@ -239,8 +205,10 @@ EfficiencyProfile refit_from_nccl_tests(const EfficiencyProfile& base, const Ncc
     if (x.collective == c && x.inter_node == f.inter_node && x.ranks == f.ranks) x = f, replaced = true;
   if (!replaced) out.communication.push_back(f);
   out.provenance.source_runs.push_back(source);
-  out.source += " " + std::string(to_string(c)) + " on " + std::to_string(run.ranks) + " ranks (" +
-                std::to_string(run.nodes) + " nodes) from nccl-tests output " + source + ".";
+  std::ostringstream note;
+  note << " " << to_string(c) << " on " << run.ranks << " ranks (" << run.nodes
+       << " nodes) from nccl-tests output " << source << ".";
+  out.source += note.str();
   return out;
 }
 

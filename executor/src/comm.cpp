@@ -11,21 +11,25 @@ int count(int64_t n) {
   if (n > std::numeric_limits<int>::max()) throw std::length_error("message too large for MPI");
   return static_cast<int>(n);
 }
-std::string bytes_shape(int64_t n) { return "floats=" + std::to_string(n); }
+// "<collective> floats=N": the kind travels with the record, since a call site's name (e.g.
+// "tp_all_reduce_fc_proj") stays the same when sequence parallelism makes it a reduce-scatter.
+std::string bytes_shape(const char* kind, int64_t n) {
+  return std::string(kind) + " floats=" + std::to_string(n);
+}
 }  // namespace
 
 void Comm::all_reduce_sum(float* x, int64_t n, const Group& g, Stream s, const std::string& what) {
   if (g.size <= 1 || n == 0) return;
   const double t0 = rec_.now_s();
   MPI_Allreduce(MPI_IN_PLACE, x, count(n), MPI_FLOAT, MPI_SUM, g.comm);
-  rec_.add(what, s, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(n), bytes_shape(n), g.name);
+  rec_.add(what, s, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(n), bytes_shape("all_reduce", n), g.name);
 }
 
 void Comm::all_reduce_max(float* x, int64_t n, const Group& g, Stream s, const std::string& what) {
   if (g.size <= 1 || n == 0) return;
   const double t0 = rec_.now_s();
   MPI_Allreduce(MPI_IN_PLACE, x, count(n), MPI_FLOAT, MPI_MAX, g.comm);
-  rec_.add(what, s, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(n), bytes_shape(n), g.name);
+  rec_.add(what, s, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(n), bytes_shape("all_reduce", n), g.name);
 }
 
 void Comm::reduce_scatter_sum(float* x, int64_t block, const Group& g, const std::string& what,
@@ -37,7 +41,7 @@ void Comm::reduce_scatter_sum(float* x, int64_t block, const Group& g, const std
   MPI_Reduce_scatter_block(x, out.data(), count(block), MPI_FLOAT, MPI_SUM, g.comm);
   std::copy(out.begin(), out.end(), x + g.rank * block);
   rec_.add(what, s, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(block * g.size),
-           bytes_shape(block * g.size), g.name);
+           bytes_shape("reduce_scatter", block * g.size), g.name);
 }
 
 void Comm::all_gather(float* x, int64_t block, const Group& g, const std::string& what,
@@ -46,7 +50,7 @@ void Comm::all_gather(float* x, int64_t block, const Group& g, const std::string
   const double t0 = rec_.now_s();
   MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x, count(block), MPI_FLOAT, g.comm);
   rec_.add(what, s, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(block * g.size),
-           bytes_shape(block * g.size), g.name);
+           bytes_shape("all_gather", block * g.size), g.name);
 }
 
 double Comm::all_reduce_sum_double(double x, const Group& g) {
@@ -61,14 +65,14 @@ void Comm::send(const float* x, int64_t n, int dest, int tag, const Group& g,
   auto p = std::make_unique<Pending>(Pending{MPI_REQUEST_NULL, std::vector<float>(x, x + n)});
   MPI_Isend(p->buffer.data(), count(n), MPI_FLOAT, dest, tag, g.comm, &p->request);
   pending_.push_back(std::move(p));
-  rec_.add(what, Stream::pp_send, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(n), bytes_shape(n),
+  rec_.add(what, Stream::pp_send, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(n), bytes_shape("send_recv", n),
            g.name);
 }
 
 void Comm::recv(float* x, int64_t n, int src, int tag, const Group& g, const std::string& what) {
   const double t0 = rec_.now_s();
   MPI_Recv(x, count(n), MPI_FLOAT, src, tag, g.comm, MPI_STATUS_IGNORE);
-  rec_.add(what, Stream::pp_recv, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(n), bytes_shape(n),
+  rec_.add(what, Stream::pp_recv, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(n), bytes_shape("send_recv", n),
            g.name);
 }
 

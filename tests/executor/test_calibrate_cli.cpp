@@ -73,7 +73,7 @@ TEST_CASE("calibrate --backend cpu writes a profile with provenance, GEMM shapes
 
 TEST_CASE("compare prints predicted vs measured for an executed run, refit uses its GEMM times") {
   const std::string dir = scratch_dir("calibrate_compare");
-  const std::string plan = cpu_plan(dir, "--gpus 2 --tp 2");
+  const std::string plan = cpu_plan(dir, "--gpus 2 --tp 2 --pp 1");
   REQUIRE(mpirun(2, "--plan " + plan + " --steps 2 --threads 1 --out " + dir + "/m.json", dir + "/run.log") == 0);
   REQUIRE(shell(px() + " compare --measurements " + dir + "/m.json --profile " + profile_path() +
                 " --json > " + dir + "/cmp.json") == 0);
@@ -90,21 +90,23 @@ TEST_CASE("compare prints predicted vs measured for an executed run, refit uses 
   CHECK(gemm);
   CHECK(tp);
 
-  // Refit: the forward fc GEMM's efficiency is its measured FLOP/s over the cpu-core fp32 peak.
+  // Refit: the efficiency of the forward GEMM shape of fc (and, at vocab 512 / tp 2, of the
+  // logits) is their measured FLOP/s over the cpu-core fp32 peak.
   REQUIRE(shell(px() + " calibrate --from " + dir + "/m.json --profile " + profile_path() +
                 " --out " + dir + "/refit.json > /dev/null") == 0);
   const json m = read(dir + "/m.json");
   double flops = 0, seconds = 0;
   for (const auto& rank : m.at("ranks"))
     for (const auto& op : rank.at("ops"))
-      if (op.at("name") == "matmul_fc") {
-        REQUIRE(op.at("shape") == "128x128x256");  // N x C x OC: rows, hidden, ffn/tp
+      if (op.at("name") == "matmul_fc" || op.at("name") == "matmul_logits") {
+        REQUIRE(op.at("shape") == "128x128x256");  // N x C x OC: rows, hidden, ffn/tp (vocab/tp)
         flops += 2.0 * 128 * 128 * 256 * op.at("calls").get<double>();
         seconds += op.at("total_s").get<double>();
       }
   const double peak = 192e9;  // presets/gpus/cpu-core.json
   bool found = false;
-  for (const auto& g : read(dir + "/refit.json").at("gemm_efficiency_by_shape"))
+  const json refit = read(dir + "/refit.json");
+  for (const auto& g : refit.at("gemm_efficiency_by_shape"))
     if (g.at("role") == "forward" && g.at("m") == 128 && g.at("n") == 256 && g.at("k") == 128) {
       CHECK(g.at("efficiency").get<double>() == Approx(flops / seconds / peak).epsilon(1e-9));
       found = true;
@@ -114,7 +116,7 @@ TEST_CASE("compare prints predicted vs measured for an executed run, refit uses 
 
 TEST_CASE("compare refuses a run on other threads per rank than the profile was measured with") {
   const std::string dir = scratch_dir("calibrate_threads");
-  const std::string plan = cpu_plan(dir, "--gpus 1");
+  const std::string plan = cpu_plan(dir, "--gpus 1 --tp 1 --pp 1");
   REQUIRE(mpirun(1, "--plan " + plan + " --steps 1 --threads 2 --out " + dir + "/m.json", dir + "/run.log") == 0);
   const int rc = shell(px() + " compare --measurements " + dir + "/m.json --profile " + profile_path() +
                        " > /dev/null 2> " + dir + "/err.txt");
@@ -139,7 +141,7 @@ TEST_CASE("bad measurements and logs are refused with one line and leave the old
     CHECK(slurp(out) == before);
   };
   // A run with a negative iteration time.
-  const std::string plan = cpu_plan(dir, "--gpus 1");
+  const std::string plan = cpu_plan(dir, "--gpus 1 --tp 1 --pp 1");
   REQUIRE(mpirun(1, "--plan " + plan + " --steps 2 --threads 1 --out " + dir + "/m.json", dir + "/run.log") == 0);
   json m = read(dir + "/m.json");
   m["iterations"][1]["time_s"] = -0.5;

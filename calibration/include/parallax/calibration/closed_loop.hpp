@@ -30,8 +30,9 @@ struct Comparison {
 // executor's stack; refuses a profile measured on another backend or with other threads per rank.
 Comparison compare(const Measurements& m, const EfficiencyProfile& prof);
 
-// Refits from executed runs: GEMM shapes, op classes and collectives that the runs measured
-// replace the profile's; everything else is kept. Provenance lists the runs.
+// Refits from executed runs: the GEMM shapes and op classes the runs measured replace the
+// profile's; everything else is kept (collectives too: a run's collective times include waiting
+// for the group's slowest rank). Provenance lists the runs.
 EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
                                           const std::vector<Measurements>& runs);
 // Replaces (or adds) the fit of the run's collective, group size and span from its out-of-place

@@ -236,7 +236,9 @@ int calibrate(CalibrateOptions o) {
     if (!o.name.empty()) out.name = o.name;
   } else {
     if (o.backend == "cuda")
-      throw InputError("command line", "--backend", "cuda: this parallax was built without the CUDA backend");
+      throw InputError("command line", "--backend",
+                       "cuda microbenchmarks are not wired into calibrate yet; fit GPU profiles "
+                       "with --from-nccl-tests, --from measurements.json or --from-megatron-log");
     if (o.np == 0) o.np = cores();
     const ClusterSpec cluster = load_cluster(o.cluster);
     for (const std::string& m : o.models) (void)load_model(m);  // bad names fail before mpirun

@@ -1,6 +1,9 @@
 #include "blas_env.hpp"
 
+#include <mpi.h>
 #include <unistd.h>
+
+#include <cstdio>
 
 #include <cstdlib>
 #include <fstream>
@@ -8,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "parallax/core/error.hpp"
 #include "parallax/kernels/gemm_path.hpp"
 
 namespace parallax::cli {
@@ -37,6 +41,25 @@ void reexec_with_openblas_coretype() {
   if (set_wait) setenv("OMP_WAIT_POLICY", "passive", 1);
   setenv("PARALLAX_REEXECUTED", "1", 1);
   execv("/proc/self/exe", argv.data());  // returns only on failure: carry on with the default
+}
+
+int run_as_mpi_rank(const std::function<void(int rank)>& body) {
+  reexec_with_openblas_coretype();
+  MPI_Init(nullptr, nullptr);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int code = 0;
+  try {
+    body(rank);
+  } catch (const InputError& e) {
+    if (rank == 0) std::fprintf(stderr, "parallax: error: %s\n", e.what());
+    code = kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "parallax: rank %d: internal error: %s\n", rank, e.what());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Finalize();
+  return code;
 }
 
 }  // namespace parallax::cli

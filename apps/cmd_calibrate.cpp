@@ -94,13 +94,9 @@ std::vector<int64_t> tp_list(const CalibrateOptions& o, const std::vector<ModelS
 // Under mpirun: every rank benchmarks its kernels at once (the node busy as in a run), then the
 // collectives; rank 0 writes what it measured.
 int worker(const CalibrateOptions& o) {
-  reexec_with_openblas_coretype();
-  MPI_Init(nullptr, nullptr);
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int code = 0;
-  try {
+  return run_as_mpi_rank([&](int rank) {
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
     const double overhead_bytes = exec::peak_resident_bytes();
     const int threads = std::max(1, cores() / size);
     kernels::set_compute_threads(threads);
@@ -143,15 +139,7 @@ int worker(const CalibrateOptions& o) {
     for (double b = 4096; b <= 64.0 * 1024 * 1024; b *= 4) sizes.push_back(b);
     raw.comm = calib::bench_comm(MPI_COMM_WORLD, sizes, bo);
     if (rank == 0) write_file_atomic(o.worker_raw, calib::to_json(raw).dump(1) + "\n");
-  } catch (const InputError& e) {
-    if (rank == 0) std::fprintf(stderr, "parallax: error: %s\n", e.what());
-    code = kExitBadInput;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "parallax: rank %d: internal error: %s\n", rank, e.what());
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  MPI_Finalize();
-  return code;
+  });
 }
 
 // Runs the worker under mpirun and waits; returns the raw results.

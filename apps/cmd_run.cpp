@@ -21,23 +21,7 @@ namespace parallax::cli {
 namespace {
 
 int run_command(const exec::RunOptions& o) {
-  reexec_with_openblas_coretype();
-  MPI_Init(nullptr, nullptr);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int code = 0;
-  try {
-    exec::run_plan(o);
-  } catch (const InputError& e) {
-    // Bad input is found identically on every rank: rank 0 reports, every rank exits cleanly.
-    if (rank == 0) std::fprintf(stderr, "parallax: error: %s\n", e.what());
-    code = kExitBadInput;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "parallax: rank %d: internal error: %s\n", rank, e.what());
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  MPI_Finalize();
-  return code;
+  return run_as_mpi_rank([&](int) { exec::run_plan(o); });
 }
 
 }  // namespace

@@ -2,21 +2,13 @@
 
 #include "parallax/core/json_reader.hpp"
 #include "parallax/core/spec_json.hpp"
+#include "parallax/costmodel/profile.hpp"
 
 namespace parallax::calib {
 
 using nlohmann::json;
 
 namespace {
-
-Collective collective_named(JsonObjectReader& r) {
-  const std::string c =
-      r.get_enum("collective", {"all_reduce", "reduce_scatter", "all_gather", "send_recv"});
-  if (c == "all_reduce") return Collective::all_reduce;
-  if (c == "reduce_scatter") return Collective::reduce_scatter;
-  if (c == "all_gather") return Collective::all_gather;
-  return Collective::send_recv;
-}
 
 const json& array_at(JsonObjectReader& r, const std::string& key) {
   const json& a = r.raw(key);
@@ -94,7 +86,7 @@ RawCalibration raw_from_json(const json& j, const std::string& source) {
   for (size_t i = 0; i < comm.size(); ++i) {
     JsonObjectReader e(comm[i], source, "$.comm[" + std::to_string(i) + "]");
     CommSample c;
-    c.collective = collective_named(e);
+    c.collective = read_fitted_collective(e);
     c.ranks = e.get_int("ranks", 2, 1 << 20);
     c.bytes = e.get_number("bytes", 1, 1e15);
     c.seconds = e.get_number("seconds", 1e-12, 1e6);

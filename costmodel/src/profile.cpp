@@ -71,9 +71,7 @@ const SoftwareStack& EfficiencyProfile::framework(const std::string& fw) const {
                    "no entry for framework \"" + fw + "\"; known: " + known.str());
 }
 
-namespace {
-
-Collective collective_from(JsonObjectReader& r) {
+Collective read_fitted_collective(JsonObjectReader& r) {
   const std::string c =
       r.get_enum("collective", {"all_reduce", "reduce_scatter", "all_gather", "send_recv"});
   if (c == "all_reduce") return Collective::all_reduce;
@@ -81,6 +79,8 @@ Collective collective_from(JsonObjectReader& r) {
   if (c == "all_gather") return Collective::all_gather;
   return Collective::send_recv;
 }
+
+namespace {
 
 const nlohmann::json& array_of(JsonObjectReader& r, const std::string& key) {
   const nlohmann::json& a = r.raw(key);
@@ -111,7 +111,7 @@ void read_communication(JsonObjectReader& r, EfficiencyProfile& p) {
   for (size_t i = 0; i < a.size(); ++i) {
     JsonObjectReader e(a[i], r.source(), r.path_of("communication") + "[" + std::to_string(i) + "]");
     CollectiveFit f;
-    f.collective = collective_from(e);
+    f.collective = read_fitted_collective(e);
     f.inter_node = e.get_enum("span", {"intra_node", "inter_node"}) == "inter_node";
     f.ranks = e.get_int("ranks", 2, 1 << 24);
     f.alpha_s = e.get_number("alpha_s", 0, 10);

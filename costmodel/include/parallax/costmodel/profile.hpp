@@ -51,6 +51,8 @@ struct CollectiveFit {
 };
 
 const char* collective_json_name(Collective c);
+// The collectives a profile fits, read from a JSON reader's "collective" key.
+Collective read_fitted_collective(JsonObjectReader& r);
 
 struct EfficiencyProfile {
   std::string name;

@@ -97,7 +97,9 @@ Comparison compare(const Measurements& m, const EfficiencyProfile& prof) {
       if (!op.op_class.empty()) classes[op.op_class].second += op.total_s / steps / n;
     const size_t k = static_cast<size_t>(r.pp_rank);
     colls["tp"].first += mb * ic.stages[k].tp_comm_s / n;
-    colls["dp"].first += ic.dp_s[k] / n;
+    // "dp" also holds the tied-embedding all-reduce between the first and last stage.
+    const bool tied_end = p.pp > 1 && f.model.tied_embeddings && (k == 0 || k + 1 == ic.stages.size());
+    colls["dp"].first += (ic.dp_s[k] + (tied_end ? ic.embedding_sync_s : 0)) / n;
     colls["pp"].first += (p.pp > 1 ? 2 * mb * static_cast<double>(p.vpp) * ic.p2p_s : 0) / n;
     for (const MeasuredCollective& x : r.collectives) {
       const std::string g = x.group == "embedding" ? "dp" : x.group;

@@ -152,9 +152,8 @@ EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
       // The cost model's roofline of the same ops.
       for (const Op& op : stage_ops(f.model, job, p, r.pp_rank)) {
         if (std::string(op.op_class) == "gemm") continue;
-        double roof = op.bytes / f.cluster.gpu.hbm_bandwidth_bytes_per_s;
-        if (op.kind == OpKind::gemm) roof = std::max(roof, op.flops / peak);
-        classes[op.op_class].a += roof * static_cast<double>(p.num_micro_batches);
+        classes[op.op_class].a += op_roofline_s(op, peak, f.cluster.gpu.hbm_bandwidth_bytes_per_s) *
+                                  static_cast<double>(p.num_micro_batches);
       }
     }
   }

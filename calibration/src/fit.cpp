@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "parallax/core/error.hpp"
+#include "parallax/costmodel/iteration_costs.hpp"
 #include "parallax/costmodel/ops.hpp"
 
 namespace parallax::calib {
@@ -93,9 +94,7 @@ std::map<std::string, double> class_roofline_s(const ModelSpec& m, int64_t tp, i
   for (const Op& op : ops) {
     const std::string cls = op.op_class;
     if (cls == "gemm") continue;
-    double roof = op.bytes / gpu.hbm_bandwidth_bytes_per_s;
-    if (op.kind == OpKind::gemm) roof = std::max(roof, op.flops / peak);
-    out[cls] += roof;
+    out[cls] += op_roofline_s(op, peak, gpu.hbm_bandwidth_bytes_per_s);
   }
   return out;
 }
@@ -164,7 +163,7 @@ EfficiencyProfile fit_profile(const RawCalibration& raw, const ClusterSpec& clus
   if (!raw.optimizer.empty()) {
     double roof = 0, meas = 0;
     for (const OptimizerSample& o : raw.optimizer) {
-      roof += o.params * 38 / cluster.gpu.hbm_bandwidth_bytes_per_s;  // kOptimizerBytesPerParam
+      roof += o.params * kOptimizerBytesPerParam / cluster.gpu.hbm_bandwidth_bytes_per_s;
       meas += o.seconds;
     }
     p.op_class_efficiency[kOptimizerClass] = std::min(1.0, roof / meas);

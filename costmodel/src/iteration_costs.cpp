@@ -11,9 +11,8 @@
 namespace parallax {
 namespace {
 
-// Adam step per parameter: fp32 master, m and v read and written (24), fp32 grad read (4),
-// 16-bit weight written (2), gradient-norm read (4) and gradient zeroing (4).
-constexpr double kOptimizerBytesPerParam = 38;
+// kOptimizerBytesPerParam (iteration_costs.hpp): fp32 master, m and v read and written (24),
+// fp32 grad read (4), 16-bit weight written (2), gradient-norm read (4) and zeroing (4).
 
 struct Rates {
   double peak_flops_per_s;
@@ -35,9 +34,7 @@ const char* gemm_role(Phase ph) {
 double op_time(const Op& op, const Rates& r) {
   const EfficiencyProfile& pf = *r.prof;
   if (auto cls = pf.op_class_efficiency.find(op.op_class); cls != pf.op_class_efficiency.end()) {
-    double roof_s = op.bytes / r.mem_bytes_per_s;
-    if (op.kind == OpKind::gemm) roof_s = std::max(roof_s, op.flops / r.peak_flops_per_s);
-    return roof_s / (cls->second * r.scale);
+    return op_roofline_s(op, r.peak_flops_per_s, r.mem_bytes_per_s) / (cls->second * r.scale);
   }
   const double mem_s = op.bytes / (r.mem_bytes_per_s * pf.memory_bound_efficiency * r.scale);
   if (op.kind == OpKind::memory) return mem_s;
@@ -159,6 +156,11 @@ double optimizer_rate(const Rates& r, const EfficiencyProfile& prof) {
 }
 
 }  // namespace
+
+double op_roofline_s(const Op& op, double peak_flops_per_s, double bandwidth_bytes_per_s) {
+  const double mem_s = op.bytes / bandwidth_bytes_per_s;
+  return op.kind == OpKind::gemm ? std::max(mem_s, op.flops / peak_flops_per_s) : mem_s;
+}
 
 double op_time_s(const Op& op, const GpuSpec& gpu, const JobSpec& j, const EfficiencyProfile& prof) {
   return op_time(op, rates_for(gpu, j, prof));

@@ -40,6 +40,11 @@ struct IterationCosts {
 // Time of one op on one GPU under the profile, as iteration_costs sums it (calibration compares
 // op classes with it). Throws InputError when the GPU lacks the job's dtype.
 double op_time_s(const Op& op, const GpuSpec& gpu, const JobSpec& j, const EfficiencyProfile& prof);
+// An op's roofline time at efficiency 1: bytes at the GPU's bandwidth, GEMMs at least their FLOPs
+// at the dtype's peak. Calibrated class efficiencies are fractions of it.
+double op_roofline_s(const Op& op, double peak_flops_per_s, double bandwidth_bytes_per_s);
+// Bytes the optimizer step moves per parameter (Adam, gradient norm and zeroing).
+inline constexpr double kOptimizerBytesPerParam = 38;
 // The optimizer step of `params` parameters on one rank.
 double optimizer_time_s(double params, const GpuSpec& gpu, const JobSpec& j,
                         const EfficiencyProfile& prof);

@@ -1,6 +1,9 @@
 // parallax calibrate: fits an efficiency profile (DESIGN.md §9).
 //   --backend cpu [--np N]: microbenchmarks of the executor's kernels and MPI collectives, run
 //     under mpirun as N ranks (one per core by default), fitted against the cluster preset.
+//   --backend cuda --cluster C [--np N]: cuBLAS GEMM sweep on the model shapes and NCCL
+//     collective sweep over N ranks (one per GPU), fitted against C's GPU; the rest of the
+//     profile comes from C's default profile.
 //   --from measurements.json (repeatable): refit from executed runs.
 //   --from-nccl-tests FILE (repeatable): collective fits from nccl-tests output.
 //   --from-megatron-log FILE --plan plan.json: the plan's stack scale from a training log.
@@ -32,6 +35,11 @@
 #include "parallax/costmodel/memory.hpp"
 #include "parallax/executor/measurements.hpp"
 #include "parallax/kernels/gemm_path.hpp"
+#if defined(PARALLAX_HAVE_CUDA)
+#include "parallax/calibration/cuda_microbench.hpp"
+#include "parallax/executor/cuda_trainer.hpp"
+#include "parallax/kernels/cuda/device.hpp"
+#endif
 
 namespace parallax::cli {
 
@@ -40,7 +48,7 @@ namespace {
 struct CalibrateOptions {
   std::string backend = "cpu";
   int np = 0;
-  std::string cluster = "cpu-local";
+  std::string cluster;  // cpu: cpu-local by default; cuda: required
   std::vector<std::string> models = {"gpt-tiny", "gpt-25m"};
   std::vector<int64_t> tps;
   std::vector<int64_t> mbs = {1, 2, 4, 8};
@@ -80,10 +88,13 @@ std::string self_exe() {
 
 int cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
+// Default tensor-parallel degrees: those dividing every model's heads and FFN, up to the ranks
+// (cpu: a shape's rank count is what the run has) or up to 8 (cuda: a GPU node's usual TP).
 std::vector<int64_t> tp_list(const CalibrateOptions& o, const std::vector<ModelSpec>& models) {
   if (!o.tps.empty()) return o.tps;
   std::vector<int64_t> out;
-  for (int64_t t = 1; t <= std::max(1, o.np); ++t) {
+  const int64_t top = o.backend == "cuda" ? 8 : std::max(1, o.np);
+  for (int64_t t = 1; t <= top; t = o.backend == "cuda" ? 2 * t : t + 1) {
     bool ok = true;
     for (const ModelSpec& m : models) ok = ok && m.heads % t == 0 && m.ffn_hidden % t == 0;
     if (ok) out.push_back(t);
@@ -91,53 +102,88 @@ std::vector<int64_t> tp_list(const CalibrateOptions& o, const std::vector<ModelS
   return out;
 }
 
-// Under mpirun: every rank benchmarks its kernels at once (the node busy as in a run), then the
-// collectives; rank 0 writes what it measured.
+void bench_collectives(const CalibrateOptions& o, int rank, int size, calib::RawCalibration& raw) {
+  calib::BenchOptions bo;
+  bo.repeats = o.repeats;
+  bo.warmup = o.warmup;
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) std::fprintf(stderr, "calibrate: collectives over %d ranks\n", size);
+  std::vector<double> sizes;
+  for (double b = 4096; b <= 64.0 * 1024 * 1024; b *= 4) sizes.push_back(b);
+#if defined(PARALLAX_HAVE_CUDA)
+  if (o.backend == "cuda") {
+    raw.comm = calib::bench_comm_cuda(MPI_COMM_WORLD, sizes, bo);
+    return;
+  }
+#endif
+  raw.comm = calib::bench_comm(MPI_COMM_WORLD, sizes, bo);
+}
+
+// Under mpirun. cpu: every rank benchmarks its kernels at once (the node busy as in a run), then
+// the collectives. cuda: each rank takes the GPU of its local rank; rank 0 sweeps the GEMMs (the
+// GPUs do not share compute), then all sweep the collectives. Rank 0 writes what it measured.
 int worker(const CalibrateOptions& o) {
   return run_as_mpi_rank([&](int rank) {
     int size = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const double overhead_bytes = exec::peak_resident_bytes();
-    const int threads = std::max(1, cores() / size);
-    kernels::set_compute_threads(threads);
+    const bool cuda = o.backend == "cuda";
     std::vector<ModelSpec> models;
     for (const std::string& m : o.models) models.push_back(load_model(m));
     calib::BenchOptions bo;
     bo.repeats = o.repeats;
     bo.warmup = o.warmup;
     calib::RawCalibration raw;
+    raw.backend = o.backend;
     raw.ranks = size;
-    raw.threads_per_rank = threads;
     raw.date = today();
-    raw.gemm_path = kernels::gemm_path_description();
     char host[256] = {0};
     gethostname(host, sizeof(host) - 1);
-    raw.machine = {{"host", host}, {"cores", cores()}, {"threads_per_rank", threads},
-                   {"process_overhead_bytes", overhead_bytes}};
     CalibrateOptions opts = o;
     opts.np = size;
-    for (const ModelSpec& m : models)
-      for (int64_t tp : tp_list(opts, models))
-        for (int64_t mb : o.mbs) {
-          MPI_Barrier(MPI_COMM_WORLD);
-          raw.compute.push_back(calib::bench_compute(m, tp, mb, bo));
-          if (rank == 0)
-            std::fprintf(stderr, "calibrate: %s tp %lld mbs %lld\n", m.name.c_str(),
-                         static_cast<long long>(tp), static_cast<long long>(mb));
-        }
-    for (const ModelSpec& m : models)
-      for (int64_t tp : tp_list(opts, models)) {
-        PlanSpec p;
-        p.tp = tp;
+    auto each_shape = [&](auto&& bench) {
+      for (const ModelSpec& m : models)
+        for (int64_t tp : tp_list(opts, models))
+          for (int64_t mb : o.mbs) {
+            bench(m, tp, mb);
+            if (rank == 0)
+              std::fprintf(stderr, "calibrate: %s tp %lld mbs %lld\n", m.name.c_str(),
+                           static_cast<long long>(tp), static_cast<long long>(mb));
+          }
+    };
+    if (cuda) {
+#if defined(PARALLAX_HAVE_CUDA)
+      const int device = exec::select_cuda_device();
+      raw.threads_per_rank = 1;
+      raw.gemm_path = "cuBLAS cublasGemmEx (CUDA " + kernels::cuda::runtime_version() +
+                      "), bf16 operands, fp32 accumulation";
+      raw.machine = {{"host", host}, {"device", kernels::cuda::device_description(device)}};
+      if (rank == 0)
+        each_shape([&](const ModelSpec& m, int64_t tp, int64_t mb) {
+          raw.compute.push_back(calib::bench_compute_cuda(m, tp, mb, bo));
+        });
+#endif
+    } else {
+      const double overhead_bytes = exec::peak_resident_bytes();
+      const int threads = std::max(1, cores() / size);
+      kernels::set_compute_threads(threads);
+      raw.threads_per_rank = threads;
+      raw.gemm_path = kernels::gemm_path_description();
+      raw.machine = {{"host", host}, {"cores", cores()}, {"threads_per_rank", threads},
+                     {"process_overhead_bytes", overhead_bytes}};
+      each_shape([&](const ModelSpec& m, int64_t tp, int64_t mb) {
         MPI_Barrier(MPI_COMM_WORLD);
-        raw.optimizer.push_back(calib::bench_optimizer(
-            static_cast<int64_t>(stage_params_per_rank(m, p, 0)), bo));
-      }
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0) std::fprintf(stderr, "calibrate: collectives over %d ranks\n", size);
-    std::vector<double> sizes;
-    for (double b = 4096; b <= 64.0 * 1024 * 1024; b *= 4) sizes.push_back(b);
-    raw.comm = calib::bench_comm(MPI_COMM_WORLD, sizes, bo);
+        raw.compute.push_back(calib::bench_compute(m, tp, mb, bo));
+      });
+      for (const ModelSpec& m : models)
+        for (int64_t tp : tp_list(opts, models)) {
+          PlanSpec p;
+          p.tp = tp;
+          MPI_Barrier(MPI_COMM_WORLD);
+          raw.optimizer.push_back(calib::bench_optimizer(
+              static_cast<int64_t>(stage_params_per_rank(m, p, 0)), bo));
+        }
+    }
+    bench_collectives(o, rank, size, raw);
     if (rank == 0) write_file_atomic(o.worker_raw, calib::to_json(raw).dump(1) + "\n");
   });
 }
@@ -149,6 +195,7 @@ calib::RawCalibration run_microbenchmarks(const CalibrateOptions& o) {
   if (geteuid() == 0) argv.push_back("--allow-run-as-root");
   if (o.np > cores()) argv.push_back("--oversubscribe");
   argv.insert(argv.end(), {self_exe(), "calibrate", "--worker-raw", raw_path, "--out", o.out,
+                           "--backend", o.backend,
                            "--repeats", std::to_string(o.repeats), "--warmup", std::to_string(o.warmup)});
   for (const std::string& m : o.models) argv.insert(argv.end(), {"--model", m});
   for (int64_t t : o.tps) argv.insert(argv.end(), {"--tp", std::to_string(t)});
@@ -192,8 +239,33 @@ void print_summary(const EfficiencyProfile& p) {
     std::printf("framework %-16s compute scale %.4f\n", fw.c_str(), s.compute_efficiency_scale);
 }
 
+// --backend cuda needs a device (checked first, as `run` does: a machine without a GPU gets one
+// line and exit code 2 whatever else is wrong) and names the GPU cluster explicitly.
+// Returns the devices of this node (the default --np).
+int check_cuda_calibration(const CalibrateOptions& o) {
+#if defined(PARALLAX_HAVE_CUDA)
+  std::string why;
+  const int devices = exec::cuda_device_count(&why);
+  if (devices == 0)
+    throw InputError("command line", "--backend cuda", "no CUDA device (" + why + ")");
+  if (o.cluster.empty())
+    throw InputError("command line", "--cluster",
+                     "is required with --backend cuda (the GPU cluster the profile is relative to)");
+  return devices;
+#else
+  (void)o;
+  throw InputError("command line", "--backend cuda",
+                   "this parallax was built without the CUDA backend (PARALLAX_CUDA=OFF)");
+#endif
+}
+
 int calibrate(CalibrateOptions o) {
   if (!o.worker_raw.empty()) return worker(o);
+  const bool cuda = o.backend == "cuda";
+  int cuda_devices = 0;
+  if (cuda && o.from.empty() && o.from_nccl.empty() && o.from_log.empty())
+    cuda_devices = check_cuda_calibration(o);
+  if (o.cluster.empty()) o.cluster = "cpu-local";
   if (o.out.empty()) throw InputError("command line", "--out", "is required (the profile to write)");
   const bool refit = !o.from.empty() || !o.from_nccl.empty() || !o.from_log.empty();
   if (!o.from_log.empty() && o.plan.empty())
@@ -223,16 +295,18 @@ int calibrate(CalibrateOptions o) {
     if (out.provenance.backend.empty()) out.provenance.backend = "cost model";
     if (!o.name.empty()) out.name = o.name;
   } else {
-    if (o.backend == "cuda")
-      throw InputError("command line", "--backend",
-                       "cuda microbenchmarks are not wired into calibrate yet; fit GPU profiles "
-                       "with --from-nccl-tests, --from measurements.json or --from-megatron-log");
-    if (o.np == 0) o.np = cores();
+    if (o.np == 0) o.np = cuda ? cuda_devices : cores();
     const ClusterSpec cluster = load_cluster(o.cluster);
     for (const std::string& m : o.models) (void)load_model(m);  // bad names fail before mpirun
     const calib::RawCalibration raw = run_microbenchmarks(o);
-    out = calib::fit_profile(raw, cluster, o.name.empty() ? cluster.name : o.name,
-                             "Microbenchmarks (parallax calibrate --backend cpu)");
+    if (cuda) {
+      const EfficiencyProfile base = load_profile(cluster.profile);
+      out = calib::fit_profile(raw, cluster, o.name.empty() ? cluster.name + "-cuda" : o.name,
+                               "Microbenchmarks (parallax calibrate --backend cuda)", &base);
+    } else {
+      out = calib::fit_profile(raw, cluster, o.name.empty() ? cluster.name : o.name,
+                               "Microbenchmarks (parallax calibrate --backend cpu)");
+    }
   }
   // The profile must read back as valid before it replaces anything.
   const nlohmann::json j = to_json(out);
@@ -252,7 +326,7 @@ void add_calibrate_command(CLI::App& app) {
       "calibrate", "Fit an efficiency profile from microbenchmarks, executed runs, nccl-tests output or Megatron-LM logs");
   cmd->add_option("--backend", o->backend, "microbenchmark backend")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--np", o->np, "ranks to benchmark with (default: the cores)")->check(CLI::Range(1, 4096));
-  cmd->add_option("--cluster", o->cluster, "cluster preset or file the profile is relative to");
+  cmd->add_option("--cluster", o->cluster, "cluster preset or file the profile is relative to (cpu default: cpu-local; required with --backend cuda)");
   cmd->add_option("--model", o->models, "model presets whose layer shapes to benchmark (repeatable)")->take_all();
   cmd->add_option("--tp", o->tps, "tensor-parallel degrees (default: 1..np dividing heads)")->check(CLI::Range(int64_t{1}, int64_t{4096}));
   cmd->add_option("--mbs", o->mbs, "micro-batch sizes (default 1 2 4 8)")->check(CLI::Range(int64_t{1}, int64_t{4096}));

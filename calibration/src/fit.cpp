@@ -27,6 +27,14 @@ std::string fmt(double x) {
   return s.str();
 }
 
+// "2048x4608x12288": a GEMM's integer dimensions.
+std::string dims(double m, double n, double k) {
+  std::ostringstream s;
+  s.precision(0);
+  s << std::fixed << m << "x" << n << "x" << k;
+  return s.str();
+}
+
 }  // namespace
 
 CollectiveFit fit_alpha_beta(Collective c, int64_t ranks, bool inter_node,
@@ -100,17 +108,23 @@ std::map<std::string, double> class_roofline_s(const ModelSpec& m, int64_t tp, i
 }
 
 EfficiencyProfile fit_profile(const RawCalibration& raw, const ClusterSpec& cluster,
-                              const std::string& name, const std::string& source_label) {
+                              const std::string& name, const std::string& source_label,
+                              const EfficiencyProfile* base) {
   const std::string src = "calibration of " + cluster.name;
+  const bool cuda = raw.backend == "cuda";
   if (raw.compute.empty()) throw InputError(src, "compute", "no compute measurements to fit");
   JobSpec job;
-  job = executed_job(job, "fp32");
+  job = executed_job(job, cuda ? "bf16" : "fp32");
   const double peak = cluster.gpu.peak(job.dtype);
-  if (peak <= 0) throw InputError(src, "gpu", "GPU " + cluster.gpu.name + " has no fp32 peak");
+  if (peak <= 0)
+    throw InputError(src, "gpu", "GPU " + cluster.gpu.name + " has no " + to_string(job.dtype) + " peak");
 
-  EfficiencyProfile p;
+  EfficiencyProfile p = base ? *base : EfficiencyProfile{};
   p.name = name;
-  // GEMMs per shape: forward as measured; backward's dgrad and wgrad share the call's rate.
+  p.gemm_efficiency_by_shape.clear();
+  p.gemm_efficiency_by_min_dim.clear();
+  // GEMMs per shape: forward as measured; backward's dgrad and wgrad as timed apart, or sharing
+  // their call's time when the backend runs them as one call.
   std::map<ShapeKey, std::pair<double, double>> shapes;  // flops, seconds
   std::map<std::string, std::pair<double, double>> classes;  // roofline, measured seconds
   std::vector<std::string> configs;
@@ -121,12 +135,13 @@ EfficiencyProfile fit_profile(const RawCalibration& raw, const ClusterSpec& clus
       if (!g.backward) {
         auto& e = shapes[{"forward", g.m, g.n, g.k}];
         e.first += f, e.second += g.seconds;
-      } else {
-        auto& d = shapes[{"dgrad", g.m, g.k, g.n}];
-        d.first += f, d.second += g.seconds / 2;
-        auto& w = shapes[{"wgrad", g.k, g.n, g.m}];
-        w.first += f, w.second += g.seconds / 2;
+        continue;
       }
+      const bool apart = g.dgrad_seconds > 0 && g.wgrad_seconds > 0;
+      auto& d = shapes[{"dgrad", g.m, g.k, g.n}];
+      d.first += f, d.second += apart ? g.dgrad_seconds : g.seconds / 2;
+      auto& w = shapes[{"wgrad", g.k, g.n, g.m}];
+      w.first += f, w.second += apart ? g.wgrad_seconds : g.seconds / 2;
     }
     const auto roof = class_roofline_s(s.model, s.tp, s.micro_batch, false, cluster.gpu, job);
     for (const auto& [cls, t] : s.class_s) {
@@ -140,15 +155,18 @@ EfficiencyProfile fit_profile(const RawCalibration& raw, const ClusterSpec& clus
   for (const auto& [key, v] : shapes) {
     const double eff = v.first / (v.second * peak);
     if (eff > 1)
-      throw InputError(src, "gemm " + fmt(key.m) + "x" + fmt(key.n) + "x" + fmt(key.k),
-                       "measured " + fmt(v.first / v.second / 1e9) + " GFLOP/s, above the GPU preset's fp32 peak " +
-                           fmt(peak / 1e9) + ": the preset understates the device");
+      throw InputError(src, "gemm " + key.role + " " + dims(key.m, key.n, key.k),
+                       "measured " + fmt(v.first / v.second / 1e12) + " TFLOP/s, above the GPU preset's " +
+                           to_string(job.dtype) + " peak " + fmt(peak / 1e12) + " TFLOP/s" +
+                           ": the preset understates the device");
     p.gemm_efficiency_by_shape.push_back({key.role, 1, key.m, key.n, key.k, eff});
     auto& d = by_min_dim[std::min({key.m, key.n, key.k})];
     d.first += v.first, d.second += v.second;
   }
   for (const auto& [dim, v] : by_min_dim) p.gemm_efficiency_by_min_dim.emplace_back(dim, v.first / (v.second * peak));
 
+  if (classes.empty() && !base)
+    throw InputError(src, "compute", "no op-class measurements and no base profile to take them from");
   double roof_all = 0, meas_all = 0;
   for (const auto& [cls, v] : classes) {
     const double eff = v.first / v.second;
@@ -159,7 +177,7 @@ EfficiencyProfile fit_profile(const RawCalibration& raw, const ClusterSpec& clus
     if (cls != "attention" && cls != "attention.bwd") roof_all += v.first, meas_all += v.second;
     // memory_bound_efficiency (the fallback for classes without an entry) stays a fraction.
   }
-  p.memory_bound_efficiency = meas_all > 0 ? std::min(1.0, roof_all / meas_all) : 0.5;
+  if (!classes.empty()) p.memory_bound_efficiency = meas_all > 0 ? std::min(1.0, roof_all / meas_all) : 0.5;
   if (!raw.optimizer.empty()) {
     double roof = 0, meas = 0;
     for (const OptimizerSample& o : raw.optimizer) {
@@ -168,39 +186,56 @@ EfficiencyProfile fit_profile(const RawCalibration& raw, const ClusterSpec& clus
     }
     p.op_class_efficiency[kOptimizerClass] = std::min(1.0, roof / meas);
   }
-  // Collectives: one fit per (collective, group size); one host, so intra-node.
+  // Collectives: one fit per (collective, group size); the first n ranks of the run span more
+  // than one node when n exceeds the cluster's GPUs per node.
   std::map<std::pair<int, int64_t>, std::vector<std::pair<double, double>>> comm;
   for (const CommSample& c : raw.comm)
     comm[{static_cast<int>(c.collective), c.ranks}].push_back({c.bytes, c.seconds});
   for (const auto& [key, pts] : comm) {
     const Collective c = static_cast<Collective>(key.first);
-    CollectiveFit f = fit_alpha_beta(c, key.second, false, pts, src,
+    const bool inter = cluster.gpus_per_node > 0 && key.second > cluster.gpus_per_node;
+    CollectiveFit f = fit_alpha_beta(c, key.second, inter, pts, src,
                                      std::string(to_string(c)) + " on " + std::to_string(key.second) + " ranks");
     f.source = source_label + ", " + std::to_string(pts.size()) + " sizes " +
                fmt(pts.front().first) + "-" + fmt(pts.back().first) + " B";
+    std::erase_if(p.communication, [&](const CollectiveFit& b) {
+      return b.collective == f.collective && b.ranks == f.ranks && b.inter_node == f.inter_node;
+    });
     p.communication.push_back(f);
   }
   p.frameworks[kExecutorFramework] = SoftwareStack{1.0};
-  p.memory_reserve_bytes = raw.machine.value("process_overhead_bytes", 0.0);
+  if (raw.machine.contains("process_overhead_bytes"))
+    p.memory_reserve_bytes = raw.machine.value("process_overhead_bytes", 0.0);
   p.provenance.machine = raw.machine.value("host", std::string("unknown")) + " (" +
-                         std::to_string(raw.machine.value("cores", 0)) + " cores, " +
-                         raw.gemm_path + ")";
-  p.provenance.backend = "cpu";
+                         (cuda ? raw.machine.value("device", std::string("unknown device"))
+                               : std::to_string(raw.machine.value("cores", 0)) + " cores") +
+                         ", " + raw.gemm_path + ")";
+  p.provenance.backend = raw.backend;
   p.provenance.date = raw.date;
-  p.provenance.tool = "parallax calibrate --backend cpu --np " + std::to_string(raw.ranks);
+  p.provenance.tool = "parallax calibrate --backend " + raw.backend + " --np " + std::to_string(raw.ranks);
   p.provenance.threads_per_rank = raw.threads_per_rank;
   p.provenance.source_runs = {"microbenchmarks: " + std::to_string(raw.compute.size()) +
                               " model shapes, " + std::to_string(raw.comm.size()) + " collective points"};
   std::ostringstream s;
-  s << source_label << " on " << p.provenance.machine << ", " << raw.ranks << " ranks of "
-    << raw.threads_per_rank << " thread(s). GEMMs: the executor's sgemm calls on the linear-layer "
-    << "shapes of ";
+  s << source_label << " on " << p.provenance.machine << ", " << raw.ranks << " ranks";
+  if (!cuda) s << " of " << raw.threads_per_rank << " thread(s)";
+  s << ". GEMMs: the executor's "
+    << (cuda ? "cublasGemmEx calls (bf16 operands, fp32 accumulation; L2 flushed before each timed "
+               "call; dgrad and wgrad timed apart)"
+             : "sgemm calls (forward as measured; dgrad and wgrad share their call's time)")
+    << " on the linear-layer shapes of ";
   for (size_t i = 0; i < configs.size(); ++i) s << (i ? ", " : "") << configs[i];
-  s << " (forward as measured; dgrad and wgrad share their call's time); the table by smallest "
-    << "dimension aggregates them. Op classes: measured kernel time against the cost model's "
-    << "roofline of the same ops on GPU preset " << cluster.gpu.name
-    << " (its peak and bandwidth are nominal denominators). Collectives: exec::Comm over MPI, "
-    << "alpha-beta per collective and group size. Overlap 0: the executor overlaps nothing.";
+  s << "; the table by smallest dimension aggregates them. ";
+  if (!classes.empty())
+    s << "Op classes: measured kernel time against the cost model's roofline of the same ops on GPU "
+         "preset "
+      << cluster.gpu.name << " (its peak and bandwidth are nominal denominators). ";
+  else
+    s << "Op classes, optimizer, overlap and memory reserve: from profile " << base->name
+      << " (not measured by this sweep). ";
+  s << "Collectives: " << (cuda ? "NCCL (nccl-tests conventions)" : "exec::Comm over MPI")
+    << ", alpha-beta per collective and group size.";
+  if (!cuda) s << " Overlap 0: the executor overlaps nothing.";
   p.source = s.str();
   return p;
 }

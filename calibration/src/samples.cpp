@@ -22,8 +22,11 @@ json to_json(const RawCalibration& r) {
   json compute = json::array();
   for (const ComputeSample& c : r.compute) {
     json gemms = json::array();
-    for (const GemmSample& g : c.gemms)
-      gemms.push_back({{"backward", g.backward}, {"m", g.m}, {"n", g.n}, {"k", g.k}, {"seconds", g.seconds}});
+    for (const GemmSample& g : c.gemms) {
+      json e = {{"backward", g.backward}, {"m", g.m}, {"n", g.n}, {"k", g.k}, {"seconds", g.seconds}};
+      if (g.dgrad_seconds > 0) e["dgrad_seconds"] = g.dgrad_seconds, e["wgrad_seconds"] = g.wgrad_seconds;
+      gemms.push_back(e);
+    }
     compute.push_back({{"model", to_json(c.model)}, {"tp", c.tp}, {"micro_batch", c.micro_batch},
                        {"class_s", c.class_s}, {"gemms", gemms}});
   }
@@ -33,7 +36,7 @@ json to_json(const RawCalibration& r) {
   for (const CommSample& c : r.comm)
     comm.push_back({{"collective", to_string(c.collective)}, {"ranks", c.ranks}, {"bytes", c.bytes},
                     {"seconds", c.seconds}});
-  return {{"machine", r.machine}, {"date", r.date}, {"ranks", r.ranks},
+  return {{"backend", r.backend}, {"machine", r.machine}, {"date", r.date}, {"ranks", r.ranks},
           {"threads_per_rank", r.threads_per_rank}, {"gemm_path", r.gemm_path},
           {"compute", compute}, {"optimizer", opt}, {"comm", comm}};
 }
@@ -41,6 +44,8 @@ json to_json(const RawCalibration& r) {
 RawCalibration raw_from_json(const json& j, const std::string& source) {
   JsonObjectReader r(j, source);
   RawCalibration out;
+  out.backend = r.get_string("backend");
+  if (out.backend != "cpu" && out.backend != "cuda") r.fail("backend", "must be cpu or cuda");
   out.machine = r.raw("machine");
   out.date = r.get_string("date");
   out.ranks = r.get_int("ranks", 1, 1 << 20);
@@ -70,6 +75,10 @@ RawCalibration raw_from_json(const json& j, const std::string& source) {
       x.n = e.get_number("n", 1, 1e9);
       x.k = e.get_number("k", 1, 1e9);
       x.seconds = e.get_number("seconds", 1e-12, 1e6);
+      if (x.backward && e.has("dgrad_seconds")) {
+        x.dgrad_seconds = e.get_number("dgrad_seconds", 1e-12, 1e6);
+        x.wgrad_seconds = e.get_number("wgrad_seconds", 1e-12, 1e6);
+      }
       e.finish();
       s.gemms.push_back(x);
     }

@@ -50,9 +50,7 @@ class CudaTrainer final : private CudaParts, public TrainerImpl<CudaBackend> {
 
 int cuda_device_count(std::string* why) { return kernels::cuda::device_count(why); }
 
-std::unique_ptr<Trainer> make_cuda_trainer(const PlanFile& plan, const TrainOptions& opt,
-                                           const ProcessGroups& groups, Recorder& rec,
-                                           TokenSource data, nlohmann::json* info) {
+int select_cuda_device() {
   const int devices = kernels::cuda::device_count();
   const auto [local, on_node] = local_rank_and_size();
   // One rank per GPU (NCCL refuses two ranks of a communicator on one device). Decided over
@@ -63,8 +61,15 @@ std::unique_ptr<Trainer> make_cuda_trainer(const PlanFile& plan, const TrainOpti
     throw InputError("command line", "--backend cuda",
                      "one rank per GPU: a node runs more ranks than it has CUDA devices (here " +
                          std::to_string(on_node) + " ranks, " + std::to_string(devices) + " devices)");
-  const int device = local;
-  PX_CUDA(cudaSetDevice(device));
+  PX_CUDA(cudaSetDevice(local));
+  return local;
+}
+
+std::unique_ptr<Trainer> make_cuda_trainer(const PlanFile& plan, const TrainOptions& opt,
+                                           const ProcessGroups& groups, Recorder& rec,
+                                           TokenSource data, nlohmann::json* info) {
+  const int devices = kernels::cuda::device_count();
+  const int device = select_cuda_device();
   auto t = std::make_unique<CudaTrainer>(device, plan, opt, groups, rec, std::move(data));
   if (info) {
     (*info)["executed_dtype"] =

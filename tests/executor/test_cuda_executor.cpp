@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "mpi_run.hpp"
 #include "parallax/kernels/cuda/device.hpp"
 
@@ -125,4 +127,29 @@ TEST_CASE("cuda checkpoint: save at step 3 and resume equals the uninterrupted r
   // Atomics in the embedding backward make runs differ in the last bits, so: close, not equal.
   CHECK(resumed[0] == Approx(full[3]).epsilon(1e-3));
   CHECK(resumed[1] == Approx(full[4]).epsilon(1e-3));
+}
+
+TEST_CASE("cuda calibrate: a cuBLAS and NCCL sweep fits a bf16 profile that predict accepts",
+          "[gpu][calibration]") {
+  const int gpus = parallax::kernels::cuda::device_count();
+  REQUIRE(gpus > 0);
+  const std::string dir = scratch_dir("cuda_calibrate");
+  const int np = std::min(gpus, 2);
+  const std::string profile = dir + "/a100-sweep.json";
+  const int rc = shell(std::string(PARALLAX_BIN) + " calibrate --backend cuda --cluster dgx-a100-superpod --np " +
+                       std::to_string(np) + " --model gpt-25m --tp 1 --mbs 1 2 --repeats 5 --out " +
+                       profile + " > " + dir + "/cal.log 2>&1");
+  INFO(slurp(dir + "/cal.log"));
+  REQUIRE(rc == 0);
+  const auto p = nlohmann::json::parse(slurp(profile));
+  CHECK(p.at("provenance").at("backend") == "cuda");
+  // gpt-25m at tp 1, two micro-batch sizes: 5 GEMMs x forward, dgrad, wgrad, per size.
+  CHECK(p.at("gemm_efficiency_by_shape").size() == 30);
+  for (const auto& g : p.at("gemm_efficiency_by_shape")) {
+    CHECK(g.at("efficiency").get<double>() > 0.0);
+    CHECK(g.at("efficiency").get<double>() <= 1.0);
+  }
+  if (np >= 2) CHECK(!p.at("communication").empty());
+  REQUIRE(shell(std::string(PARALLAX_BIN) + " predict --model gpt-25m --cluster dgx-a100-superpod --gpus 1" +
+                " --global-batch 8 --mbs 1 --profile " + profile + " > " + dir + "/predict.log 2>&1") == 0);
 }

@@ -275,3 +275,27 @@ TEST_CASE("parallax run --backend cuda without a device: one line, exit code 2",
   CHECK(text.find("no CUDA device") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("parallax calibrate --backend cuda without a device: one line, exit code 2, no profile",
+          "[cuda][host]") {
+  std::string why;
+  if (cu::device_count(&why) > 0) {
+    SUCCEED("this machine has CUDA devices; the gpu-labelled calibrate test runs the sweep");
+    return;
+  }
+  const auto dir = std::filesystem::temp_directory_path() / ("parallax_nocuda_cal_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / "profile.json").string(), err = (dir / "err.txt").string();
+  // Without --cluster too: the missing device is what is reported first.
+  const int rc = std::system((std::string(PARALLAX_BIN) + " calibrate --backend cuda --out " + out +
+                              " > /dev/null 2> " + err).c_str());
+  std::ifstream in(err);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  INFO(text);
+  CHECK(WIFEXITED(rc));
+  CHECK(WEXITSTATUS(rc) == 2);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 1);
+  CHECK(text.find("--backend cuda: no CUDA device") != std::string::npos);
+  CHECK(!std::filesystem::exists(out));
+  std::filesystem::remove_all(dir);
+}

@@ -33,8 +33,12 @@ std::map<std::string, double> class_roofline_s(const ModelSpec& m, int64_t tp, i
 JobSpec executed_job(const JobSpec& j, const std::string& executed_dtype);
 inline constexpr const char* kExecutorFramework = "parallax-executor";
 
-// Everything a microbenchmark run measured, as a profile relative to `cluster`'s GPU.
+// Everything a microbenchmark run measured, as a profile relative to `cluster`'s GPU (its fp32
+// peak for the CPU backend, its bf16 peak for the CUDA backend). What the run did not measure
+// (the CUDA sweep times GEMMs and collectives only) comes from `base`, which must then be given;
+// a measured collective replaces the base's fit of the same collective, group size and span.
 EfficiencyProfile fit_profile(const RawCalibration& raw, const ClusterSpec& cluster,
-                              const std::string& name, const std::string& source_label);
+                              const std::string& name, const std::string& source_label,
+                              const EfficiencyProfile* base = nullptr);
 
 }  // namespace parallax::calib

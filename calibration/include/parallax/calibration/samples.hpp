@@ -14,12 +14,15 @@
 
 namespace parallax::calib {
 
-// One GEMM of a linear layer as the executor runs it. Forward: {m, n, k} = {rows, out, in};
-// backward runs data-grad and weight-grad in one call, whose time is shared by both shapes.
+// One GEMM of a linear layer as the executor runs it. Forward: {m, n, k} = {rows, out, in}.
+// Backward: the CPU backend runs data-grad and weight-grad in one call, whose time is shared by
+// both shapes; the CUDA backend times them apart (dgrad_seconds, wgrad_seconds > 0).
 struct GemmSample {
   bool backward = false;
   double m = 0, n = 0, k = 0;  // the forward shape
   double seconds = 0;          // per call (forward: one GEMM; backward: dgrad + wgrad)
+  double dgrad_seconds = 0;    // backward timed apart: dinp (m, k) = dout (m, n) W (n, k)
+  double wgrad_seconds = 0;    //                       dW (n, k) = dout^T (n, m) inp (m, k)
 };
 
 // One micro-batch through one layer, the embedding and the head of `model` at (tp, micro_batch):
@@ -46,6 +49,7 @@ struct CommSample {
 };
 
 struct RawCalibration {
+  std::string backend = "cpu";  // cpu: fp32 kernels and MPI; cuda: bf16 cuBLAS and NCCL
   nlohmann::json machine;  // host, cores, threads per rank, BLAS core
   std::string date;
   int64_t ranks = 1;

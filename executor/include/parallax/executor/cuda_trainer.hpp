@@ -12,6 +12,10 @@ namespace parallax::exec {
 // Number of CUDA devices this process sees; 0 with the runtime's reason in *why.
 int cuda_device_count(std::string* why);
 
+// Sets this rank's GPU to its rank on the node and returns it. Collective over MPI_COMM_WORLD;
+// every rank throws InputError when some node runs more ranks than it has devices.
+int select_cuda_device();
+
 // Chooses this rank's GPU by its rank on the node (local rank modulo the devices), then builds
 // the NCCL communicators (collective over MPI_COMM_WORLD and the plan's groups) and the trainer.
 // *info receives executed_dtype, gemm_path and a "cuda" description for measurements.json.

@@ -251,7 +251,11 @@ namespace {
 ncclDataType_t nccl_type(const bf16*) { return ncclBfloat16; }
 ncclDataType_t nccl_type(const float*) { return ncclFloat; }
 
-std::string elems_shape(int64_t n) { return "elements=" + std::to_string(n); }
+// "<collective> elements=N", as the CPU backend's "<collective> floats=N": the kind travels with
+// the record (a call site's name stays the same when sequence parallelism changes the collective).
+std::string elems_shape(const char* kind, int64_t n) {
+  return std::string(kind) + " elements=" + std::to_string(n);
+}
 
 }  // namespace
 
@@ -307,34 +311,37 @@ cudaStream_t CudaComm::stream_of(Stream s) const { return s == Stream::tp ? tp_s
 
 template <class F>
 void CudaComm::collective(const Group& g, Stream s, const std::string& what, double bytes,
-                          int64_t elems, F call) {
+                          int64_t elems, const char* kind, F call) {
   const ncclComm_t comm = comm_of(g);
   const cudaStream_t cs = stream_of(s);
   be_.order(cs, be_.compute());  // the input is ready
   const int e0 = be_.timer().record(cs);
   call(comm, cs);
   const int e1 = be_.timer().record(cs);
-  be_.timer().add(what, s, 0, bytes, elems_shape(elems), g.name, e0, e1);
+  be_.timer().add(what, s, 0, bytes, elems_shape(kind, elems), g.name, e0, e1);
   be_.order(be_.compute(), cs);  // the output is used next
 }
 
 void CudaComm::all_reduce_sum(bf16* x, int64_t n, const Group& g, Stream s, const std::string& what) {
   if (g.size <= 1 || n == 0) return;
-  collective(g, s, what, 2.0 * static_cast<double>(n), n, [&](ncclComm_t c, cudaStream_t cs) {
+  collective(g, s, what, 2.0 * static_cast<double>(n),
+             n, "all_reduce", [&](ncclComm_t c, cudaStream_t cs) {
     PX_NCCL(ncclAllReduce(x, x, static_cast<size_t>(n), nccl_type(x), ncclSum, c, cs));
   });
 }
 
 void CudaComm::all_reduce_sum(float* x, int64_t n, const Group& g, Stream s, const std::string& what) {
   if (g.size <= 1 || n == 0) return;
-  collective(g, s, what, 4.0 * static_cast<double>(n), n, [&](ncclComm_t c, cudaStream_t cs) {
+  collective(g, s, what, 4.0 * static_cast<double>(n),
+             n, "all_reduce", [&](ncclComm_t c, cudaStream_t cs) {
     PX_NCCL(ncclAllReduce(x, x, static_cast<size_t>(n), nccl_type(x), ncclSum, c, cs));
   });
 }
 
 void CudaComm::all_reduce_max(float* x, int64_t n, const Group& g, Stream s, const std::string& what) {
   if (g.size <= 1 || n == 0) return;
-  collective(g, s, what, 4.0 * static_cast<double>(n), n, [&](ncclComm_t c, cudaStream_t cs) {
+  collective(g, s, what, 4.0 * static_cast<double>(n),
+             n, "all_reduce", [&](ncclComm_t c, cudaStream_t cs) {
     PX_NCCL(ncclAllReduce(x, x, static_cast<size_t>(n), ncclFloat, ncclMax, c, cs));
   });
 }
@@ -342,7 +349,7 @@ void CudaComm::all_reduce_max(float* x, int64_t n, const Group& g, Stream s, con
 // In place: rank r's block of the input is where its result lands (NCCL's in-place rule).
 void CudaComm::reduce_scatter_sum(bf16* x, int64_t block, const Group& g, const std::string& what, Stream s) {
   if (g.size <= 1) return;
-  collective(g, s, what, 2.0 * static_cast<double>(block * g.size), block * g.size,
+  collective(g, s, what, 2.0 * static_cast<double>(block * g.size), block * g.size, "reduce_scatter",
              [&](ncclComm_t c, cudaStream_t cs) {
                PX_NCCL(ncclReduceScatter(x, x + g.rank * block, static_cast<size_t>(block),
                                          ncclBfloat16, ncclSum, c, cs));
@@ -351,7 +358,7 @@ void CudaComm::reduce_scatter_sum(bf16* x, int64_t block, const Group& g, const 
 
 void CudaComm::reduce_scatter_sum(float* x, int64_t block, const Group& g, const std::string& what, Stream s) {
   if (g.size <= 1) return;
-  collective(g, s, what, 4.0 * static_cast<double>(block * g.size), block * g.size,
+  collective(g, s, what, 4.0 * static_cast<double>(block * g.size), block * g.size, "reduce_scatter",
              [&](ncclComm_t c, cudaStream_t cs) {
                PX_NCCL(ncclReduceScatter(x, x + g.rank * block, static_cast<size_t>(block),
                                          ncclFloat, ncclSum, c, cs));
@@ -360,7 +367,7 @@ void CudaComm::reduce_scatter_sum(float* x, int64_t block, const Group& g, const
 
 void CudaComm::all_gather(bf16* x, int64_t block, const Group& g, const std::string& what, Stream s) {
   if (g.size <= 1) return;
-  collective(g, s, what, 2.0 * static_cast<double>(block * g.size), block * g.size,
+  collective(g, s, what, 2.0 * static_cast<double>(block * g.size), block * g.size, "all_gather",
              [&](ncclComm_t c, cudaStream_t cs) {
                PX_NCCL(ncclAllGather(x + g.rank * block, x, static_cast<size_t>(block),
                                      ncclBfloat16, c, cs));
@@ -369,7 +376,7 @@ void CudaComm::all_gather(bf16* x, int64_t block, const Group& g, const std::str
 
 void CudaComm::all_gather(float* x, int64_t block, const Group& g, const std::string& what, Stream s) {
   if (g.size <= 1) return;
-  collective(g, s, what, 4.0 * static_cast<double>(block * g.size), block * g.size,
+  collective(g, s, what, 4.0 * static_cast<double>(block * g.size), block * g.size, "all_gather",
              [&](ncclComm_t c, cudaStream_t cs) {
                PX_NCCL(ncclAllGather(x + g.rank * block, x, static_cast<size_t>(block),
                                      ncclFloat, c, cs));
@@ -397,7 +404,8 @@ void CudaComm::send(const bf16* x, int64_t n, int dest, int /*tag*/, const Group
   const int e0 = be_.timer().record(c.stream);
   PX_NCCL(ncclSend(x, static_cast<size_t>(n), ncclBfloat16, 1, c.comm.get(), c.stream));
   const int e1 = be_.timer().record(c.stream);
-  be_.timer().add(what, Stream::pp_send, 0, 2.0 * static_cast<double>(n), elems_shape(n), g.name, e0, e1);
+  be_.timer().add(what, Stream::pp_send, 0, 2.0 * static_cast<double>(n), elems_shape("send_recv", n),
+                  g.name, e0, e1);
   if (sync)  // the stash's buffer may be overwritten once this has completed
     PX_CUDA(cudaEventRecord(dir == P2PDir::forward ? sync->forward_sent : sync->backward_sent, c.stream));
 }
@@ -411,7 +419,8 @@ void CudaComm::recv(bf16* x, int64_t n, int src, int /*tag*/, const Group& g,
   const int e0 = be_.timer().record(c.stream);
   PX_NCCL(ncclRecv(x, static_cast<size_t>(n), ncclBfloat16, 0, c.comm.get(), c.stream));
   const int e1 = be_.timer().record(c.stream);
-  be_.timer().add(what, Stream::pp_recv, 0, 2.0 * static_cast<double>(n), elems_shape(n), g.name, e0, e1);
+  be_.timer().add(what, Stream::pp_recv, 0, 2.0 * static_cast<double>(n), elems_shape("send_recv", n),
+                  g.name, e0, e1);
   be_.order(be_.compute(), c.stream);  // the data is used next
 }
 

@@ -405,7 +405,8 @@ class CudaComm {
     P2PDir dir = P2PDir::forward;
   };
   template <class F>
-  void collective(const Group& g, Stream s, const std::string& what, double bytes, int64_t elems, F call);
+  void collective(const Group& g, Stream s, const std::string& what, double bytes, int64_t elems,
+                  const char* kind, F call);
   ncclComm_t comm_of(const Group& g) const;
   cudaStream_t stream_of(Stream s) const;
   Channel& channel(bool sender, P2PDir dir, int peer);

@@ -208,6 +208,7 @@ void run_plan(const RunOptions& o) {
                 {"world_size", world_size},
                 {"machine", machine},
                 {"gemm_path", backend_info.at("gemm_path")},
+                {"precision", backend_info.value("precision", std::string("fp32 throughout"))},
                 {"data", o.data_path.empty() ? "synthetic" : o.data_path},
                 {"seed", o.seed},
                 {"parameters_per_rank", trainer.numel()},

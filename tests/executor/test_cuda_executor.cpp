@@ -152,4 +152,10 @@ TEST_CASE("cuda calibrate: a cuBLAS and NCCL sweep fits a bf16 profile that pred
   if (np >= 2) CHECK(!p.at("communication").empty());
   REQUIRE(shell(std::string(PARALLAX_BIN) + " predict --model gpt-25m --cluster dgx-a100-superpod --gpus 1" +
                 " --global-batch 8 --mbs 1 --profile " + profile + " > " + dir + "/predict.log 2>&1") == 0);
+  // A CUDA run's measurements.json is one compare reads (executed_dtype bf16) against the sweep.
+  const std::string plan = make_plan(dir, "p", 1, 1, 1, "");
+  REQUIRE(mpirun(1, "--backend cuda --plan " + plan + " --steps 3 --out " + dir + "/m.json", dir + "/run.log") == 0);
+  REQUIRE(shell(std::string(PARALLAX_BIN) + " compare --measurements " + dir + "/m.json --profile " +
+                profile + " > " + dir + "/compare.log 2>&1") == 0);
+  CHECK(slurp(dir + "/compare.log").find("step time") != std::string::npos);
 }

@@ -131,6 +131,7 @@ TEST_CASE("measurements.json and the trace have the promised shape", "[executor]
   CHECK(m.at("iterations").size() == 2);
   CHECK(m.at("iterations")[0].contains("time_s"));
   CHECK(m.at("gemm_path").get<std::string>().find("sgemm") != std::string::npos);
+  CHECK(m.at("precision") == "fp32 throughout");
   REQUIRE(m.at("ranks").size() == 2);
   for (const auto& r : m.at("ranks")) {
     CHECK(r.at("peak_resident_bytes").get<double>() > 0);

@@ -116,6 +116,7 @@ void bench_collectives(const CalibrateOptions& o, int rank, int size, calib::Raw
     return;
   }
 #endif
+  bo.caches = calib::read_cache_sizes();  // flushed before each call
   raw.comm = calib::bench_comm(MPI_COMM_WORLD, sizes, bo);
 }
 
@@ -170,9 +171,12 @@ int worker(const CalibrateOptions& o) {
       raw.gemm_path = kernels::gemm_path_description();
       raw.machine = {{"host", host}, {"cores", cores()}, {"threads_per_rank", threads},
                      {"process_overhead_bytes", overhead_bytes}};
+      bo.caches = calib::read_cache_sizes();
+      raw.machine["caches"] = bo.caches.description;
+      raw.machine["llc_bytes"] = bo.caches.llc_bytes;
+      raw.machine["llc_cpus"] = bo.caches.llc_cpus;
       each_shape([&](const ModelSpec& m, int64_t tp, int64_t mb) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        raw.compute.push_back(calib::bench_compute(m, tp, mb, bo));
+        raw.compute.push_back(calib::bench_compute(m, tp, mb, bo, MPI_COMM_WORLD));
       });
       for (const ModelSpec& m : models)
         for (int64_t tp : tp_list(opts, models)) {

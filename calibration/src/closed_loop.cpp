@@ -90,7 +90,7 @@ Comparison compare(const Measurements& m, const EfficiencyProfile& prof) {
   std::map<std::string, std::pair<double, double>> classes, colls;  // predicted, measured
   for (const MeasuredRank& r : m.ranks) {
     for (const Op& op : stage_ops(f.model, job, p, r.pp_rank))
-      classes[op.op_class].first += mb * op_time_s(op, f.cluster.gpu, job, prof) / n;
+      classes[op.op_class].first += mb * op_time_s(op, f.cluster.gpu, job, prof, ic.cache_fraction) / n;
     const double params = stage_params_per_rank(f.model, p, r.pp_rank) / static_cast<double>(p.zero >= 1 ? p.dp : 1);
     classes[kOptimizerClass].first += optimizer_time_s(params, f.cluster.gpu, job, prof) / n;
     for (const MeasuredOp& op : r.ops)
@@ -115,12 +115,26 @@ Comparison compare(const Measurements& m, const EfficiencyProfile& prof) {
   return c;
 }
 
+// A refit keeps the profile's cold/warm ratio of a shape or class and scales both so that the
+// blend iteration_costs uses at each run's cache fraction h reproduces the measured time:
+// model seconds at efficiency 1 over the blend h / warm + (1 - h) / cold, summed over runs,
+// against the measured seconds.
+namespace {
+struct RefitAcc {
+  double ideal_s = 0;     // seconds at efficiency 1 (peak or roofline)
+  double model_s = 0;     // seconds the profile predicts (blended)
+  double measured_s = 0;
+};
+double blend(double h, double cold, double warm) {
+  return warm > 0 && h > 0 ? h / warm + (1 - h) / cold : 1 / cold;
+}
+}  // namespace
+
 EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
                                           const std::vector<Measurements>& runs) {
   EfficiencyProfile out = base;
-  struct Acc { double a = 0, b = 0; };
-  std::map<std::tuple<std::string, double, double, double>, Acc> shapes;  // peak s, seconds
-  std::map<std::string, Acc> classes;                                    // roofline, seconds
+  std::map<std::tuple<std::string, double, double, double>, RefitAcc> shapes;
+  std::map<std::string, RefitAcc> classes;
   for (const Measurements& m : runs) {
     check_profile_fits_run(base, m);
     const PlanFile& f = m.plan;
@@ -128,6 +142,13 @@ EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
     const JobSpec job = executed_job(f.job, m.executed_dtype);
     const double peak = f.cluster.gpu.peak(job.dtype);
     const double steps = static_cast<double>(m.iteration_s.size());
+    const double h = cache_resident_fraction(f.model, job, p, base);
+    auto add_shape = [&](const std::string& role, double mm, double nn, double kk, double ideal, double secs) {
+      RefitAcc& a = shapes[{role, mm, nn, kk}];
+      a.ideal_s += ideal, a.measured_s += secs;
+      if (const GemmShapeEfficiency* e = base.gemm_shape(role, 1, mm, nn, kk))
+        a.model_s += ideal * blend(h, e->efficiency, e->warm_efficiency);
+    };
     for (const MeasuredRank& r : m.ranks) {
       for (const MeasuredOp& op : r.ops) {
         if (op.op_class == "gemm" && op.calls > 0) {
@@ -140,35 +161,55 @@ EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
           // Seconds the GEMM would take at the peak, over the seconds it took.
           const double f1 = 2 * N * C * OC * static_cast<double>(op.calls) / peak;
           if (op.name.size() > 9 && op.name.compare(op.name.size() - 9, 9, "_backward") == 0) {
-            shapes[{"dgrad", N, C, OC}].a += f1, shapes[{"dgrad", N, C, OC}].b += op.total_s / 2;
-            shapes[{"wgrad", C, OC, N}].a += f1, shapes[{"wgrad", C, OC, N}].b += op.total_s / 2;
+            add_shape("dgrad", N, C, OC, f1, op.total_s / 2);
+            add_shape("wgrad", C, OC, N, f1, op.total_s / 2);
           } else {
-            shapes[{"forward", N, OC, C}].a += f1, shapes[{"forward", N, OC, C}].b += op.total_s;
+            add_shape("forward", N, OC, C, f1, op.total_s);
           }
         } else if (!op.op_class.empty() && op.op_class != kOptimizerClass) {
-          classes[op.op_class].b += op.total_s / steps;
+          classes[op.op_class].measured_s += op.total_s / steps;
         }
       }
       // The cost model's roofline of the same ops.
       for (const Op& op : stage_ops(f.model, job, p, r.pp_rank)) {
         if (std::string(op.op_class) == "gemm") continue;
-        classes[op.op_class].a += op_roofline_s(op, peak, f.cluster.gpu.hbm_bandwidth_bytes_per_s) *
-                                  static_cast<double>(p.num_micro_batches);
+        const double ideal = op_roofline_s(op, peak, f.cluster.gpu.hbm_bandwidth_bytes_per_s) *
+                             static_cast<double>(p.num_micro_batches);
+        RefitAcc& a = classes[op.op_class];
+        a.ideal_s += ideal;
+        if (auto c = base.op_class_efficiency.find(op.op_class); c != base.op_class_efficiency.end()) {
+          auto w = base.op_class_efficiency_warm.find(op.op_class);
+          a.model_s += ideal * blend(h, c->second, w == base.op_class_efficiency_warm.end() ? 0 : w->second);
+        }
       }
     }
   }
-  // GEMM shapes: replace or add.
+  // GEMM shapes: scale the profile's entry (cold and warm alike) or add a new one.
   for (const auto& [key, v] : shapes) {
     const auto& [role, mm, nn, kk] = key;
-    const double eff = std::min(1.0, v.a / v.b);
-    if (!(eff > 0)) continue;
+    if (!(v.measured_s > 0) || !(v.ideal_s > 0)) continue;
     bool found = false;
     for (GemmShapeEfficiency& g : out.gemm_efficiency_by_shape)
-      if (g.role == role && g.m == mm && g.n == nn && g.k == kk) g.efficiency = eff, found = true;
-    if (!found) out.gemm_efficiency_by_shape.push_back({role, 1, mm, nn, kk, eff});
+      if (g.role == role && g.m == mm && g.n == nn && g.k == kk) {
+        const double k = v.model_s / v.measured_s;
+        g.efficiency = std::min(1.0, g.efficiency * k);
+        if (g.warm_efficiency > 0) g.warm_efficiency = std::min(1.0, g.warm_efficiency * k);
+        found = true;
+      }
+    if (!found) out.gemm_efficiency_by_shape.push_back({role, 1, mm, nn, kk, std::min(1.0, v.ideal_s / v.measured_s), 0});
   }
-  for (const auto& [cls, v] : classes)
-    if (v.a > 0 && v.b > 0) out.op_class_efficiency[cls] = std::min(1.0, v.a / v.b);
+  for (const auto& [cls, v] : classes) {
+    if (!(v.ideal_s > 0) || !(v.measured_s > 0)) continue;
+    auto c = out.op_class_efficiency.find(cls);
+    if (c == out.op_class_efficiency.end() || !(v.model_s > 0)) {
+      out.op_class_efficiency[cls] = std::min(100.0, v.ideal_s / v.measured_s);
+      continue;
+    }
+    const double k = v.model_s / v.measured_s;
+    c->second = std::min(100.0, c->second * k);
+    if (auto w = out.op_class_efficiency_warm.find(cls); w != out.op_class_efficiency_warm.end())
+      w->second = std::min(100.0, w->second * k);
+  }
   // Collectives are not refitted from runs: the executor times a collective from call to
   // return, which includes waiting for the slowest rank of the group (compute skew), so a run
   // measures the schedule as much as the link. Microbenchmarks and nccl-tests fit them.

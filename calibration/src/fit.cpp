@@ -126,7 +126,9 @@ EfficiencyProfile fit_profile(const RawCalibration& raw, const ClusterSpec& clus
   // GEMMs per shape: forward as measured; backward's dgrad and wgrad as timed apart, or sharing
   // their call's time when the backend runs them as one call.
   std::map<ShapeKey, std::pair<double, double>> shapes;  // flops, seconds
+  std::map<ShapeKey, std::pair<double, double>> warm_shapes;  // flops, seconds in cache
   std::map<std::string, std::pair<double, double>> classes;  // roofline, measured seconds
+  std::map<std::string, std::pair<double, double>> warm_classes;
   std::vector<std::string> configs;
   for (const ComputeSample& s : raw.compute) {
     configs.push_back(s.model.name + " tp" + std::to_string(s.tp) + " mbs" + std::to_string(s.micro_batch));
@@ -135,7 +137,17 @@ EfficiencyProfile fit_profile(const RawCalibration& raw, const ClusterSpec& clus
       if (!g.backward) {
         auto& e = shapes[{"forward", g.m, g.n, g.k}];
         e.first += f, e.second += g.seconds;
+        if (g.warm_seconds > 0) {
+          auto& w = warm_shapes[{"forward", g.m, g.n, g.k}];
+          w.first += f, w.second += g.warm_seconds;
+        }
         continue;
+      }
+      if (g.warm_seconds > 0) {  // one call: dgrad and wgrad share it, as cold
+        auto& wd = warm_shapes[{"dgrad", g.m, g.k, g.n}];
+        wd.first += f, wd.second += g.warm_seconds / 2;
+        auto& ww = warm_shapes[{"wgrad", g.k, g.n, g.m}];
+        ww.first += f, ww.second += g.warm_seconds / 2;
       }
       const bool apart = g.dgrad_seconds > 0 && g.wgrad_seconds > 0;
       auto& d = shapes[{"dgrad", g.m, g.k, g.n}];
@@ -150,6 +162,12 @@ EfficiencyProfile fit_profile(const RawCalibration& raw, const ClusterSpec& clus
       classes[cls].first += it->second;
       classes[cls].second += t;
     }
+    for (const auto& [cls, t] : s.class_warm_s) {
+      auto it = roof.find(cls);
+      if (it == roof.end() || t <= 0) continue;
+      warm_classes[cls].first += it->second;
+      warm_classes[cls].second += t;
+    }
   }
   std::map<double, std::pair<double, double>> by_min_dim;
   for (const auto& [key, v] : shapes) {
@@ -159,7 +177,16 @@ EfficiencyProfile fit_profile(const RawCalibration& raw, const ClusterSpec& clus
                        "measured " + fmt(v.first / v.second / 1e12) + " TFLOP/s, above the GPU preset's " +
                            to_string(job.dtype) + " peak " + fmt(peak / 1e12) + " TFLOP/s" +
                            ": the preset understates the device");
-    p.gemm_efficiency_by_shape.push_back({key.role, 1, key.m, key.n, key.k, eff});
+    double warm_eff = 0;
+    if (auto w = warm_shapes.find(key); w != warm_shapes.end()) {
+      warm_eff = w->second.first / (w->second.second * peak);
+      if (warm_eff > 1)
+        throw InputError(src, "gemm " + key.role + " " + dims(key.m, key.n, key.k),
+                         "measured " + fmt(w->second.first / w->second.second / 1e12) +
+                             " TFLOP/s in cache, above the GPU preset's " + to_string(job.dtype) +
+                             " peak " + fmt(peak / 1e12) + " TFLOP/s: the preset understates the device");
+    }
+    p.gemm_efficiency_by_shape.push_back({key.role, 1, key.m, key.n, key.k, eff, warm_eff});
     auto& d = by_min_dim[std::min({key.m, key.n, key.k})];
     d.first += v.first, d.second += v.second;
   }
@@ -177,6 +204,9 @@ EfficiencyProfile fit_profile(const RawCalibration& raw, const ClusterSpec& clus
     if (cls != "attention" && cls != "attention.bwd") roof_all += v.first, meas_all += v.second;
     // memory_bound_efficiency (the fallback for classes without an entry) stays a fraction.
   }
+  for (const auto& [cls, v] : warm_classes) p.op_class_efficiency_warm[cls] = std::min(100.0, v.first / v.second);
+  if (raw.machine.contains("llc_bytes"))
+    p.cache_bytes_per_rank = raw.machine.value("llc_bytes", 0.0) / std::max(1.0, raw.machine.value("llc_cpus", 1.0));
   if (!classes.empty()) p.memory_bound_efficiency = meas_all > 0 ? std::min(1.0, roof_all / meas_all) : 0.5;
   if (!raw.optimizer.empty()) {
     double roof = 0, meas = 0;
@@ -230,6 +260,10 @@ EfficiencyProfile fit_profile(const RawCalibration& raw, const ClusterSpec& clus
     s << "Op classes: measured kernel time against the cost model's roofline of the same ops on GPU "
          "preset "
       << cluster.gpu.name << " (its peak and bandwidth are nominal denominators). ";
+  if (p.cache_bytes_per_rank > 0)
+    s << "Each kernel timed cold (caches flushed) and warm (private caches flushed, data in the "
+      << raw.machine.value("caches", std::string("last-level cache")) << "); cache_bytes_per_rank "
+      << "is the last level's share of one core. ";
   else
     s << "Op classes, optimizer, overlap and memory reserve: from profile " << base->name
       << " (not measured by this sweep). ";

@@ -25,10 +25,11 @@ json to_json(const RawCalibration& r) {
     for (const GemmSample& g : c.gemms) {
       json e = {{"backward", g.backward}, {"m", g.m}, {"n", g.n}, {"k", g.k}, {"seconds", g.seconds}};
       if (g.dgrad_seconds > 0) e["dgrad_seconds"] = g.dgrad_seconds, e["wgrad_seconds"] = g.wgrad_seconds;
+      if (g.warm_seconds > 0) e["warm_seconds"] = g.warm_seconds;
       gemms.push_back(e);
     }
     compute.push_back({{"model", to_json(c.model)}, {"tp", c.tp}, {"micro_batch", c.micro_batch},
-                       {"class_s", c.class_s}, {"gemms", gemms}});
+                       {"class_s", c.class_s}, {"class_warm_s", c.class_warm_s}, {"gemms", gemms}});
   }
   json opt = json::array();
   for (const OptimizerSample& o : r.optimizer) opt.push_back({{"params", o.params}, {"seconds", o.seconds}});
@@ -66,6 +67,14 @@ RawCalibration raw_from_json(const json& j, const std::string& source) {
       s.class_s[k] = cls.get_number(k, 0, 1e6);
     }
     cls.finish();
+    if (c.has("class_warm_s")) {
+      JsonObjectReader warm = c.object("class_warm_s");
+      for (const auto& [k, v] : c.raw("class_warm_s").items()) {
+        (void)v;
+        s.class_warm_s[k] = warm.get_number(k, 0, 1e6);
+      }
+      warm.finish();
+    }
     const json& gemms = array_at(c, "gemms");
     for (size_t g = 0; g < gemms.size(); ++g) {
       JsonObjectReader e(gemms[g], source, path + ".gemms[" + std::to_string(g) + "]");
@@ -75,6 +84,7 @@ RawCalibration raw_from_json(const json& j, const std::string& source) {
       x.n = e.get_number("n", 1, 1e9);
       x.k = e.get_number("k", 1, 1e9);
       x.seconds = e.get_number("seconds", 1e-12, 1e6);
+      if (e.has("warm_seconds")) x.warm_seconds = e.get_number("warm_seconds", 1e-12, 1e6);
       if (x.backward && e.has("dgrad_seconds")) {
         x.dgrad_seconds = e.get_number("dgrad_seconds", 1e-12, 1e6);
         x.wgrad_seconds = e.get_number("wgrad_seconds", 1e-12, 1e6);

@@ -19,6 +19,7 @@ struct Rates {
   double mem_bytes_per_s;
   double scale;
   const EfficiencyProfile* prof;
+  double cache_fraction = 0;  // cache_resident_fraction() of the plan
 };
 
 const char* gemm_role(Phase ph) {
@@ -31,7 +32,7 @@ const char* gemm_role(Phase ph) {
 
 // A calibrated class efficiency is the fraction of the op's roofline time; a calibrated GEMM
 // shape replaces the table by smallest dimension; otherwise the fitted tables apply.
-double op_time(const Op& op, const Rates& r) {
+double cold_op_time(const Op& op, const Rates& r) {
   const EfficiencyProfile& pf = *r.prof;
   if (auto cls = pf.op_class_efficiency.find(op.op_class); cls != pf.op_class_efficiency.end()) {
     return op_roofline_s(op, r.peak_flops_per_s, r.mem_bytes_per_s) / (cls->second * r.scale);
@@ -43,6 +44,29 @@ double op_time(const Op& op, const Rates& r) {
     return op.flops / (r.peak_flops_per_s * e->efficiency * r.scale);
   const double eff = pf.gemm_efficiency(op.shape.min_dim());
   return std::max(op.flops / (r.peak_flops_per_s * eff * r.scale), mem_s);
+}
+
+// The op's time with its data in the last-level cache, when the profile measured it (else < 0).
+double warm_op_time(const Op& op, const Rates& r) {
+  const EfficiencyProfile& pf = *r.prof;
+  if (pf.op_class_efficiency.count(op.op_class)) {
+    auto w = pf.op_class_efficiency_warm.find(op.op_class);
+    if (w == pf.op_class_efficiency_warm.end()) return -1;
+    return op_roofline_s(op, r.peak_flops_per_s, r.mem_bytes_per_s) / (w->second * r.scale);
+  }
+  if (op.kind != OpKind::gemm) return -1;
+  const GemmShape& g = op.shape;
+  const GemmShapeEfficiency* e = pf.gemm_shape(gemm_role(op.phase), g.batch, g.m, g.n, g.k);
+  if (!e || e->warm_efficiency <= 0) return -1;
+  return op.flops / (r.peak_flops_per_s * e->warm_efficiency * r.scale);
+}
+
+// Cold and warm times blended by the fraction of the plan's working set the cache holds.
+double op_time(const Op& op, const Rates& r) {
+  const double cold = cold_op_time(op, r);
+  if (r.cache_fraction <= 0) return cold;
+  const double warm = warm_op_time(op, r);
+  return warm < 0 ? cold : r.cache_fraction * warm + (1 - r.cache_fraction) * cold;
 }
 
 struct PhaseTimes {
@@ -162,8 +186,20 @@ double op_roofline_s(const Op& op, double peak_flops_per_s, double bandwidth_byt
   return op.kind == OpKind::gemm ? std::max(mem_s, op.flops / peak_flops_per_s) : mem_s;
 }
 
-double op_time_s(const Op& op, const GpuSpec& gpu, const JobSpec& j, const EfficiencyProfile& prof) {
-  return op_time(op, rates_for(gpu, j, prof));
+double op_time_s(const Op& op, const GpuSpec& gpu, const JobSpec& j, const EfficiencyProfile& prof,
+                 double cache_fraction) {
+  Rates r = rates_for(gpu, j, prof);
+  r.cache_fraction = cache_fraction;
+  return op_time(op, r);
+}
+
+double cache_resident_fraction(const ModelSpec& m, const JobSpec& j, const PlanSpec& p,
+                               const EfficiencyProfile& prof) {
+  if (prof.cache_bytes_per_rank <= 0) return 0;
+  double working_set = 0;
+  for (const StageMemory& s : stage_memory(m, j, p))
+    working_set = std::max(working_set, s.weights_bytes + s.grads_bytes + s.activations_bytes + s.buffers_bytes);
+  return working_set > 0 ? std::min(1.0, prof.cache_bytes_per_rank / working_set) : 1.0;
 }
 
 double optimizer_time_s(double params, const GpuSpec& gpu, const JobSpec& j,
@@ -181,7 +217,9 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
                                const PlanSpec& p, const EfficiencyProfile& prof) {
   const ClusterSpec& c = topo.spec();
   IterationCosts out;
-  const Rates rates = rates_for(c.gpu, j, prof);
+  Rates rates = rates_for(c.gpu, j, prof);
+  rates.cache_fraction = cache_resident_fraction(m, j, p, prof);
+  out.cache_fraction = rates.cache_fraction;
   out.peak_flops_per_s = rates.peak_flops_per_s;
   const ShardShape sh = shard_shape(m, j, p);
   const PlanComm& comm = topo.plan_comm(p);

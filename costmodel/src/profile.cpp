@@ -99,6 +99,7 @@ void read_shape_table(JsonObjectReader& r, EfficiencyProfile& p) {
     g.n = static_cast<double>(e.get_int("n", 1, int64_t{1} << 40));
     g.k = static_cast<double>(e.get_int("k", 1, int64_t{1} << 40));
     g.efficiency = e.get_number("efficiency", 1e-6, 1);
+    if (e.has("warm_efficiency")) g.warm_efficiency = e.get_number("warm_efficiency", 1e-6, 1);
     e.finish();
     if (p.gemm_shape(g.role, g.batch, g.m, g.n, g.k))
       throw InputError(r.source(), e.path_of("m"), "shape listed twice for the same role");
@@ -203,6 +204,15 @@ EfficiencyProfile read_profile(JsonObjectReader& r) {
     }
     o.finish();
   }
+  if (r.has("op_class_efficiency_warm")) {
+    JsonObjectReader o = r.object("op_class_efficiency_warm");
+    for (const auto& [key, val] : r.raw("op_class_efficiency_warm").items()) {
+      (void)val;
+      p.op_class_efficiency_warm[key] = o.get_number(key, 1e-6, 100);
+    }
+    o.finish();
+  }
+  if (r.has("cache_bytes_per_rank")) p.cache_bytes_per_rank = r.get_number("cache_bytes_per_rank", 0, 1e12);
   if (r.has("communication")) read_communication(r, p);
   r.finish();
   return p;
@@ -232,13 +242,18 @@ nlohmann::json to_json(const EfficiencyProfile& p) {
   }
   if (!p.gemm_efficiency_by_shape.empty()) {
     nlohmann::json a = nlohmann::json::array();
-    for (const GemmShapeEfficiency& g : p.gemm_efficiency_by_shape)
-      a.push_back({{"role", g.role}, {"batch", static_cast<int64_t>(g.batch)},
-                   {"m", static_cast<int64_t>(g.m)}, {"n", static_cast<int64_t>(g.n)},
-                   {"k", static_cast<int64_t>(g.k)}, {"efficiency", g.efficiency}});
+    for (const GemmShapeEfficiency& g : p.gemm_efficiency_by_shape) {
+      nlohmann::json e = {{"role", g.role}, {"batch", static_cast<int64_t>(g.batch)},
+                          {"m", static_cast<int64_t>(g.m)}, {"n", static_cast<int64_t>(g.n)},
+                          {"k", static_cast<int64_t>(g.k)}, {"efficiency", g.efficiency}};
+      if (g.warm_efficiency > 0) e["warm_efficiency"] = g.warm_efficiency;
+      a.push_back(e);
+    }
     j["gemm_efficiency_by_shape"] = a;
   }
   if (!p.op_class_efficiency.empty()) j["op_class_efficiency"] = p.op_class_efficiency;
+  if (!p.op_class_efficiency_warm.empty()) j["op_class_efficiency_warm"] = p.op_class_efficiency_warm;
+  if (p.cache_bytes_per_rank > 0) j["cache_bytes_per_rank"] = p.cache_bytes_per_rank;
   if (!p.communication.empty()) {
     nlohmann::json a = nlohmann::json::array();
     for (const CollectiveFit& f : p.communication) {

@@ -3,43 +3,13 @@
 
 #include "calibration_test_util.hpp"
 #include "parallax/calibration/measurements.hpp"
-#include "parallax/core/plan_file.hpp"
-#include "parallax/core/presets.hpp"
 
 using namespace parallax;
 using nlohmann::json;
 
 namespace {
 
-json plan_json(int64_t tp, int64_t dp) {
-  PlanFile f;
-  f.model = load_model("gpt-tiny");
-  f.cluster = load_cluster("cpu-local");
-  f.job.global_batch = 8;
-  f.job.dtype = Dtype::fp32;
-  f.plan.tp = tp;
-  f.plan.dp = dp;
-  f.plan.micro_batch = 2;
-  f.plan.num_micro_batches = 4 / dp;
-  f.gpus = tp * dp;
-  return to_json(f);
-}
-
-// A run of two steps on `world` ranks, shaped as executor/run.cpp writes it.
-json run_json(int64_t tp, int64_t dp) {
-  json ranks = json::array();
-  for (int64_t r = 0; r < tp * dp; ++r)
-    ranks.push_back({{"rank", r}, {"tp_rank", r % tp}, {"pp_rank", 0}, {"dp_rank", r / tp},
-                     {"peak_resident_bytes", 1e8},
-                     {"ops", json::array({{{"name", "matmul_fc"}, {"stream", "compute"}, {"calls", 8},
-                                           {"total_s", 0.01}, {"shape", "128x128x512"}, {"flops", 1e9}}})},
-                     {"collectives", json::array()}});
-  return {{"parallax_measurements_version", 1}, {"date", "2026-11-22T00:00:00Z"},
-          {"plan", plan_json(tp, dp)}, {"executed_dtype", "fp32"}, {"backend", "cpu"},
-          {"world_size", tp * dp}, {"machine", {{"threads_per_rank", 1}}},
-          {"iterations", json::array({{{"step", 1}, {"time_s", 0.2}}, {{"step", 2}, {"time_s", 0.1}}})},
-          {"ranks", ranks}};
-}
+json run_json(int64_t tp, int64_t dp) { return parallax::test::executor_run_json(tp, dp, 0.01); }
 
 }  // namespace
 
@@ -81,7 +51,7 @@ TEST_CASE("measurements: a negative op time is refused") {
 
 TEST_CASE("measurements: a plan that does not match the run is refused") {
   json j = run_json(2, 1);
-  j["plan"] = plan_json(1, 1);  // the run had 2 ranks, this plan needs 1
+  j["plan"] = run_json(1, 1)["plan"];  // the run had 2 ranks, this plan needs 1
   parallax::test::require_input_error([&] { calib::measurements_from_json(j, "m.json"); },
                                       "$.world_size", {"2 ranks", "tp*pp*dp = 1", "does not match"});
   json k = run_json(2, 1);

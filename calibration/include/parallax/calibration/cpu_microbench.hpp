@@ -6,22 +6,39 @@
 // mean (a collective ends when its last rank does).
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "parallax/calibration/samples.hpp"
 
 namespace parallax::calib {
 
+// This machine's data caches as Linux reports them (/sys/devices/system/cpu/cpu0/cache).
+struct CacheSizes {
+  size_t private_bytes = 0;  // the largest cache private to a core (L2 on current x86)
+  size_t llc_bytes = 0;      // the last level (L3), shared by llc_cpus cores
+  int llc_cpus = 1;
+  std::string description;   // "L2 1 MiB per core, L3 32 MiB shared by 2 cpus"
+};
+// Throws InputError naming the sysfs file when the sizes cannot be read.
+CacheSizes read_cache_sizes();
+
 struct BenchOptions {
   int warmup = 2;
   int repeats = 5;
+  CacheSizes caches;
+  size_t flush_bytes = 0;  // scratch written before each timed call (set by bench_compute)
 };
 
 // One micro-batch through one layer, the embedding and the head, timed kernel by kernel on this
-// rank's compute threads (set them before calling).
+// rank's compute threads (set them before calling), twice: cold (caches flushed: the data comes
+// from memory) into class_s and the GEMMs' seconds, then warm (private caches flushed: the data
+// comes from the last-level cache) into class_warm_s and warm_seconds. Collective over `comm`
+// (barriers keep one rank's cold flushes out of another's warm pass).
 ComputeSample bench_compute(const ModelSpec& m, int64_t tp, int64_t micro_batch,
-                            const BenchOptions& o);
+                            const BenchOptions& o, MPI_Comm comm);
 OptimizerSample bench_optimizer(int64_t params, const BenchOptions& o);
 // Collective: all ranks of `world` must call it. Groups are the first n ranks for n = 2..size;
 // send/recv runs between ranks 0 and 1. Returns the samples on rank 0 (empty elsewhere).

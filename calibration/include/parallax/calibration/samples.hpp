@@ -23,6 +23,7 @@ struct GemmSample {
   double seconds = 0;          // per call (forward: one GEMM; backward: dgrad + wgrad)
   double dgrad_seconds = 0;    // backward timed apart: dinp (m, k) = dout (m, n) W (n, k)
   double wgrad_seconds = 0;    //                       dW (n, k) = dout^T (n, m) inp (m, k)
+  double warm_seconds = 0;     // the same call with its operands in the caches (0: not measured)
 };
 
 // One micro-batch through one layer, the embedding and the head of `model` at (tp, micro_batch):
@@ -31,7 +32,8 @@ struct ComputeSample {
   ModelSpec model;
   int64_t tp = 1;
   int64_t micro_batch = 1;
-  std::map<std::string, double> class_s;
+  std::map<std::string, double> class_s;       // caches flushed before each call
+  std::map<std::string, double> class_warm_s;  // back-to-back calls, data in the caches
   std::vector<GemmSample> gemms;
 };
 

@@ -35,11 +35,20 @@ struct IterationCosts {
   double embedding_sync_s = 0;      // tied embedding all-reduce between first and last stage
   std::vector<double> optimizer_s;  // per stage
   double peak_flops_per_s = 0;      // dense peak of the job's dtype
+  double cache_fraction = 0;        // cache_resident_fraction() the op times used
 };
 
 // Time of one op on one GPU under the profile, as iteration_costs sums it (calibration compares
-// op classes with it). Throws InputError when the GPU lacks the job's dtype.
-double op_time_s(const Op& op, const GpuSpec& gpu, const JobSpec& j, const EfficiencyProfile& prof);
+// op classes with it): with cache_fraction h > 0 and a warm efficiency for the op, h * warm +
+// (1 - h) * cold time. Throws InputError when the GPU lacks the job's dtype.
+double op_time_s(const Op& op, const GpuSpec& gpu, const JobSpec& j, const EfficiencyProfile& prof,
+                 double cache_fraction = 0);
+// Fraction of a plan's per-rank working set the profile's cache_bytes_per_rank holds,
+// min(1, cache / W), W = the largest stage's weights + gradients + stashed activations + buffers
+// (memory.hpp; optimizer state is left out: only the optimizer step touches it). 0 when the
+// profile has no cache size (GPU profiles).
+double cache_resident_fraction(const ModelSpec& m, const JobSpec& j, const PlanSpec& p,
+                               const EfficiencyProfile& prof);
 // An op's roofline time at efficiency 1: bytes at the GPU's bandwidth, GEMMs at least their FLOPs
 // at the dtype's peak. Calibrated class efficiencies are fractions of it.
 double op_roofline_s(const Op& op, double peak_flops_per_s, double bandwidth_bytes_per_s);

@@ -35,7 +35,8 @@ struct Provenance {
 struct GemmShapeEfficiency {
   std::string role;
   double batch = 1, m = 0, n = 0, k = 0;
-  double efficiency = 0;
+  double efficiency = 0;       // operands from memory (caches flushed before the call)
+  double warm_efficiency = 0;  // operands in the last-level cache (0: not measured)
 };
 
 // α–β fit of one collective on a group of `ranks` ranks on one node (intra_node) or spanning nodes
@@ -78,6 +79,12 @@ struct EfficiencyProfile {
   std::vector<GemmShapeEfficiency> gemm_efficiency_by_shape;
   std::map<std::string, double> op_class_efficiency;
   std::vector<CollectiveFit> communication;
+  // Cache residency (CPU calibration; empty for GPUs, whose working sets dwarf their L2): the
+  // last-level cache one rank can hold when every core runs a rank, and per shape / class the
+  // efficiency with the data in that cache. A plan whose per-rank working set W fits gets the
+  // warm efficiencies; iteration_costs blends warm and cold times by min(1, cache / W).
+  double cache_bytes_per_rank = 0;
+  std::map<std::string, double> op_class_efficiency_warm;
 
   double gemm_efficiency(double min_dim) const;
   // The measured efficiency of exactly this shape and role, or nullptr.

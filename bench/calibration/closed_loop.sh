@@ -13,8 +13,10 @@ here="$(cd "$(dirname "$0")" && pwd)"
 px="$here/../../build/parallax"
 work="${1:-$(mktemp -d)}"
 mkdir -p "$work"
-steps="${STEPS:-4}"
-mpirun=(mpirun --bind-to none)
+steps="${STEPS:-6}"
+# Each rank bound to a core, as `calibrate` runs its microbenchmarks (Open MPI's default for
+# np <= 2): unbound 2-rank runs of the same plan varied by up to 30% from run to run here.
+mpirun=(mpirun --bind-to core)
 [ "$(id -u)" -eq 0 ] && mpirun+=(--allow-run-as-root)
 
 echo "== 1. microbenchmark profile" >&2

@@ -249,6 +249,24 @@ TEST_CASE("nccl-tests bus bandwidth factors", "[cuda][host]") {
   CHECK(std::string(cu::to_string(cu::Collective::reduce_scatter)) == "reduce_scatter");
 }
 
+namespace {
+
+// Runs `parallax <args>` with stderr to dir/err.txt; requires one line naming the missing CUDA
+// device and exit code 2.
+void require_no_device_error(const std::filesystem::path& dir, const std::string& args) {
+  const std::string err = (dir / "err.txt").string();
+  const int rc = std::system((std::string(PARALLAX_BIN) + " " + args + " > /dev/null 2> " + err).c_str());
+  std::ifstream in(err);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  INFO(text);
+  CHECK(WIFEXITED(rc));
+  CHECK(WEXITSTATUS(rc) == 2);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 1);
+  CHECK(text.find("--backend cuda: no CUDA device") != std::string::npos);
+}
+
+}  // namespace
+
 TEST_CASE("parallax run --backend cuda without a device: one line, exit code 2", "[cuda][host]") {
   std::string why;
   const int devices = cu::device_count(&why);
@@ -263,16 +281,7 @@ TEST_CASE("parallax run --backend cuda without a device: one line, exit code 2",
   REQUIRE(std::system((std::string(PARALLAX_BIN) +
                        " predict --model gpt-tiny --cluster dgx-a100-superpod --gpus 1 --tp 1 --pp 1"
                        " --global-batch 4 --mbs 1 --out " + plan + " > /dev/null").c_str()) == 0);
-  const std::string err = (dir / "err.txt").string();
-  const int rc = std::system((std::string(PARALLAX_BIN) + " run --backend cuda --plan " + plan +
-                              " > /dev/null 2> " + err).c_str());
-  std::ifstream in(err);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  INFO(text);
-  CHECK(WIFEXITED(rc));
-  CHECK(WEXITSTATUS(rc) == 2);
-  CHECK(std::count(text.begin(), text.end(), '\n') == 1);
-  CHECK(text.find("no CUDA device") != std::string::npos);
+  require_no_device_error(dir, "run --backend cuda --plan " + plan);
   std::filesystem::remove_all(dir);
 }
 
@@ -285,17 +294,9 @@ TEST_CASE("parallax calibrate --backend cuda without a device: one line, exit co
   }
   const auto dir = std::filesystem::temp_directory_path() / ("parallax_nocuda_cal_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
-  const std::string out = (dir / "profile.json").string(), err = (dir / "err.txt").string();
+  const std::string out = (dir / "profile.json").string();
   // Without --cluster too: the missing device is what is reported first.
-  const int rc = std::system((std::string(PARALLAX_BIN) + " calibrate --backend cuda --out " + out +
-                              " > /dev/null 2> " + err).c_str());
-  std::ifstream in(err);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  INFO(text);
-  CHECK(WIFEXITED(rc));
-  CHECK(WEXITSTATUS(rc) == 2);
-  CHECK(std::count(text.begin(), text.end(), '\n') == 1);
-  CHECK(text.find("--backend cuda: no CUDA device") != std::string::npos);
+  require_no_device_error(dir, "calibrate --backend cuda --out " + out);
   CHECK(!std::filesystem::exists(out));
   std::filesystem::remove_all(dir);
 }

@@ -81,8 +81,11 @@ Comparison compare(const Measurements& m, const EfficiencyProfile& prof) {
   const IterationCosts ic = iteration_costs(f.model, topo, job, p, prof);
   Comparison c;
   c.plan = describe(f);
-  c.rows.push_back({"iteration", "step time", pr.iteration_time_s, m.mean_iteration_s(),
-                    std::to_string(m.iteration_s.size()) + " steps, first excluded"});
+  std::string note = std::to_string(m.iteration_s.size()) + " steps, first excluded";
+  if (prof.cache_bytes_per_rank > 0)
+    note += "; working set " + std::to_string(static_cast<int>(std::lround(100 * ic.cache_fraction))) +
+            "% in cache";
+  c.rows.push_back({"iteration", "step time", pr.iteration_time_s, m.mean_iteration_s(), note});
 
   const double steps = static_cast<double>(m.iteration_s.size());
   const double mb = static_cast<double>(p.num_micro_batches);

@@ -89,11 +89,12 @@ Comparison compare(const Measurements& m, const EfficiencyProfile& prof) {
 
   const double steps = static_cast<double>(m.iteration_s.size());
   const double mb = static_cast<double>(p.num_micro_batches);
+  const LayerKey layer = layer_key(f.model);
   const double n = static_cast<double>(m.ranks.size());
   std::map<std::string, std::pair<double, double>> classes, colls;  // predicted, measured
   for (const MeasuredRank& r : m.ranks) {
     for (const Op& op : stage_ops(f.model, job, p, r.pp_rank))
-      classes[op.op_class].first += mb * op_time_s(op, f.cluster.gpu, job, prof, ic.cache_fraction) / n;
+      classes[op.op_class].first += mb * op_time_s(op, f.cluster.gpu, job, prof, ic.cache_fraction, layer) / n;
     const double params = stage_params_per_rank(f.model, p, r.pp_rank) / static_cast<double>(p.zero >= 1 ? p.dp : 1);
     classes[kOptimizerClass].first += optimizer_time_s(params, f.cluster.gpu, job, prof) / n;
     for (const MeasuredOp& op : r.ops)
@@ -137,7 +138,7 @@ EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
                                           const std::vector<Measurements>& runs) {
   EfficiencyProfile out = base;
   std::map<std::tuple<std::string, double, double, double>, RefitAcc> shapes;
-  std::map<std::string, RefitAcc> classes;
+  std::map<std::pair<std::string, LayerKey>, RefitAcc> classes;
   for (const Measurements& m : runs) {
     check_profile_fits_run(base, m);
     const PlanFile& f = m.plan;
@@ -146,6 +147,7 @@ EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
     const double peak = f.cluster.gpu.peak(job.dtype);
     const double steps = static_cast<double>(m.iteration_s.size());
     const double h = cache_resident_fraction(f.model, job, p, base);
+    const LayerKey layer = layer_key(f.model);
     auto add_shape = [&](const std::string& role, double mm, double nn, double kk, double ideal, double secs) {
       RefitAcc& a = shapes[{role, mm, nn, kk}];
       a.ideal_s += ideal, a.measured_s += secs;
@@ -170,7 +172,7 @@ EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
             add_shape("forward", N, OC, C, f1, op.total_s);
           }
         } else if (!op.op_class.empty() && op.op_class != kOptimizerClass) {
-          classes[op.op_class].measured_s += op.total_s / steps;
+          classes[{op.op_class, layer}].measured_s += op.total_s / steps;
         }
       }
       // The cost model's roofline of the same ops.
@@ -178,9 +180,11 @@ EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
         if (std::string(op.op_class) == "gemm") continue;
         const double ideal = op_roofline_s(op, peak, f.cluster.gpu.hbm_bandwidth_bytes_per_s) *
                              static_cast<double>(p.num_micro_batches);
-        RefitAcc& a = classes[op.op_class];
+        RefitAcc& a = classes[{op.op_class, layer}];
         a.ideal_s += ideal;
-        if (auto c = base.op_class_efficiency.find(op.op_class); c != base.op_class_efficiency.end()) {
+        if (const ClassLayerEfficiency* e = base.class_layer(op.op_class, layer)) {
+          a.model_s += ideal * blend(h, e->efficiency, e->warm_efficiency);
+        } else if (auto c = base.op_class_efficiency.find(op.op_class); c != base.op_class_efficiency.end()) {
           auto w = base.op_class_efficiency_warm.find(op.op_class);
           a.model_s += ideal * blend(h, c->second, w == base.op_class_efficiency_warm.end() ? 0 : w->second);
         }
@@ -201,8 +205,25 @@ EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
       }
     if (!found) out.gemm_efficiency_by_shape.push_back({role, 1, mm, nn, kk, std::min(1.0, v.ideal_s / v.measured_s), 0});
   }
-  for (const auto& [cls, v] : classes) {
+  // Op classes: a run of a model with its own entry scales that entry; the other runs refit the
+  // class's aggregate (the efficiency of every model without an entry).
+  std::map<std::string, RefitAcc> aggregate;
+  for (const auto& [key, v] : classes) {
+    const auto& [cls, layer] = key;
     if (!(v.ideal_s > 0) || !(v.measured_s > 0)) continue;
+    ClassLayerEfficiency* e = nullptr;
+    for (ClassLayerEfficiency& c : out.op_class_efficiency_by_layer)
+      if (c.op_class == cls && c.layer == layer) e = &c;
+    if (!e || !(v.model_s > 0)) {
+      RefitAcc& a = aggregate[cls];
+      a.ideal_s += v.ideal_s, a.model_s += v.model_s, a.measured_s += v.measured_s;
+      continue;
+    }
+    const double k = v.model_s / v.measured_s;
+    e->efficiency = std::min(100.0, e->efficiency * k);
+    if (e->warm_efficiency > 0) e->warm_efficiency = std::min(100.0, e->warm_efficiency * k);
+  }
+  for (const auto& [cls, v] : aggregate) {
     auto c = out.op_class_efficiency.find(cls);
     if (c == out.op_class_efficiency.end() || !(v.model_s > 0)) {
       out.op_class_efficiency[cls] = std::min(100.0, v.ideal_s / v.measured_s);

@@ -1,6 +1,7 @@
 #include "parallax/calibration/fit.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <sstream>
 
@@ -205,6 +206,25 @@ EfficiencyProfile fit_profile(const RawCalibration& raw, const ClusterSpec& clus
     // memory_bound_efficiency (the fallback for classes without an entry) stays a fraction.
   }
   for (const auto& [cls, v] : warm_classes) p.op_class_efficiency_warm[cls] = std::min(100.0, v.first / v.second);
+  // Each model the microbenchmarks ran keeps its own class efficiencies (op_class_efficiency_by_layer):
+  // roofline over measured seconds summed over all its tp and micro-batch shards, as the aggregate.
+  std::map<std::pair<std::string, LayerKey>, std::array<double, 3>> layers;  // roofline, cold s, warm s
+  for (const ComputeSample& s : raw.compute) {
+    const LayerKey key = layer_key(s.model);
+    const auto roof = class_roofline_s(s.model, s.tp, s.micro_batch, false, cluster.gpu, job);
+    for (const auto& [cls, t] : s.class_s) {
+      auto it = roof.find(cls);
+      if (it == roof.end() || !(t > 0)) continue;
+      auto& a = layers[{cls, key}];
+      a[0] += it->second, a[1] += t;
+      const auto w = s.class_warm_s.find(cls);
+      a[2] = a[2] < 0 || w == s.class_warm_s.end() || !(w->second > 0) ? -1 : a[2] + w->second;
+    }
+  }
+  if (!layers.empty()) p.op_class_efficiency_by_layer.clear();
+  for (const auto& [key, a] : layers)
+    p.op_class_efficiency_by_layer.push_back(
+        {key.first, key.second, std::min(100.0, a[0] / a[1]), a[2] > 0 ? std::min(100.0, a[0] / a[2]) : 0});
   if (raw.machine.contains("llc_bytes"))
     p.cache_bytes_per_rank = raw.machine.value("llc_bytes", 0.0) / std::max(1.0, raw.machine.value("llc_cpus", 1.0));
   if (!classes.empty()) p.memory_bound_efficiency = meas_all > 0 ? std::min(1.0, roof_all / meas_all) : 0.5;
@@ -259,14 +279,15 @@ EfficiencyProfile fit_profile(const RawCalibration& raw, const ClusterSpec& clus
   if (!classes.empty())
     s << "Op classes: measured kernel time against the cost model's roofline of the same ops on GPU "
          "preset "
-      << cluster.gpu.name << " (its peak and bandwidth are nominal denominators). ";
-  if (p.cache_bytes_per_rank > 0)
-    s << "Each kernel timed cold (caches flushed) and warm (private caches flushed, data in the "
-      << raw.machine.value("caches", std::string("last-level cache")) << "); cache_bytes_per_rank "
-      << "is the last level's share of one core. ";
+      << cluster.gpu.name << " (its peak and bandwidth are nominal denominators), per model and "
+      << "over all models. ";
   else
-    s << "Op classes, optimizer, overlap and memory reserve: from profile " << base->name
+    s << "Op classes, optimizer, overlap and memory reserve: from profile " << (base ? base->name : "")
       << " (not measured by this sweep). ";
+  if (p.cache_bytes_per_rank > 0)
+    s << "Each kernel timed cold (caches flushed) and warm (the call repeated without a flush: its "
+      << "data in the " << raw.machine.value("caches", std::string("caches"))
+      << ", as between a trainer's consecutive ops); cache_bytes_per_rank is the last level's share of one core. ";
   s << "Collectives: " << (cuda ? "NCCL (nccl-tests conventions)" : "exec::Comm over MPI")
     << ", alpha-beta per collective and group size.";
   if (!cuda) s << " Overlap 0: the executor overlaps nothing.";

@@ -1,6 +1,8 @@
 #include "parallax/costmodel/iteration_costs.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 #include <string>
 
 #include "parallax/core/error.hpp"
@@ -20,7 +22,21 @@ struct Rates {
   double scale;
   const EfficiencyProfile* prof;
   double cache_fraction = 0;  // cache_resident_fraction() of the plan
+  LayerKey layer;             // the model's layer dimensions (per-layer class efficiencies)
 };
+
+// The class's cold and warm efficiency on the model's layers: their own measurement when the
+// profile has one, else the class's aggregate (warm 0 = not measured); nullopt for classes the
+// profile does not calibrate.
+std::optional<std::pair<double, double>> class_efficiency(const Op& op, const Rates& r) {
+  const EfficiencyProfile& pf = *r.prof;
+  const auto cls = pf.op_class_efficiency.find(op.op_class);
+  if (cls == pf.op_class_efficiency.end()) return std::nullopt;
+  if (const ClassLayerEfficiency* s = pf.class_layer(op.op_class, r.layer))
+    return std::make_pair(s->efficiency, s->warm_efficiency);
+  const auto w = pf.op_class_efficiency_warm.find(op.op_class);
+  return std::make_pair(cls->second, w == pf.op_class_efficiency_warm.end() ? 0.0 : w->second);
+}
 
 const char* gemm_role(Phase ph) {
   switch (ph) {
@@ -34,9 +50,8 @@ const char* gemm_role(Phase ph) {
 // shape replaces the table by smallest dimension; otherwise the fitted tables apply.
 double cold_op_time(const Op& op, const Rates& r) {
   const EfficiencyProfile& pf = *r.prof;
-  if (auto cls = pf.op_class_efficiency.find(op.op_class); cls != pf.op_class_efficiency.end()) {
-    return op_roofline_s(op, r.peak_flops_per_s, r.mem_bytes_per_s) / (cls->second * r.scale);
-  }
+  if (const auto eff = class_efficiency(op, r))
+    return op_roofline_s(op, r.peak_flops_per_s, r.mem_bytes_per_s) / (eff->first * r.scale);
   const double mem_s = op.bytes / (r.mem_bytes_per_s * pf.memory_bound_efficiency * r.scale);
   if (op.kind == OpKind::memory) return mem_s;
   const GemmShape& g = op.shape;
@@ -49,10 +64,9 @@ double cold_op_time(const Op& op, const Rates& r) {
 // The op's time with its data in the last-level cache, when the profile measured it (else < 0).
 double warm_op_time(const Op& op, const Rates& r) {
   const EfficiencyProfile& pf = *r.prof;
-  if (pf.op_class_efficiency.count(op.op_class)) {
-    auto w = pf.op_class_efficiency_warm.find(op.op_class);
-    if (w == pf.op_class_efficiency_warm.end()) return -1;
-    return op_roofline_s(op, r.peak_flops_per_s, r.mem_bytes_per_s) / (w->second * r.scale);
+  if (const auto eff = class_efficiency(op, r)) {
+    if (eff->second <= 0) return -1;
+    return op_roofline_s(op, r.peak_flops_per_s, r.mem_bytes_per_s) / (eff->second * r.scale);
   }
   if (op.kind != OpKind::gemm) return -1;
   const GemmShape& g = op.shape;
@@ -169,8 +183,9 @@ Rates rates_for(const GpuSpec& gpu, const JobSpec& j, const EfficiencyProfile& p
     throw InputError("job", "$.job.dtype",
                      std::string("GPU ") + gpu.name + " has no " + to_string(j.dtype) + " math");
   }
-  return {peak, gpu.hbm_bandwidth_bytes_per_s, prof.framework(j.framework).compute_efficiency_scale,
-          &prof};
+  Rates r{peak, gpu.hbm_bandwidth_bytes_per_s, prof.framework(j.framework).compute_efficiency_scale,
+          &prof, 0, {}};
+  return r;
 }
 
 double optimizer_rate(const Rates& r, const EfficiencyProfile& prof) {
@@ -186,10 +201,13 @@ double op_roofline_s(const Op& op, double peak_flops_per_s, double bandwidth_byt
   return op.kind == OpKind::gemm ? std::max(mem_s, op.flops / peak_flops_per_s) : mem_s;
 }
 
+LayerKey layer_key(const ModelSpec& m) { return {m.seq_len, m.hidden, m.heads, m.ffn_hidden, m.vocab}; }
+
 double op_time_s(const Op& op, const GpuSpec& gpu, const JobSpec& j, const EfficiencyProfile& prof,
-                 double cache_fraction) {
+                 double cache_fraction, const LayerKey& layer) {
   Rates r = rates_for(gpu, j, prof);
   r.cache_fraction = cache_fraction;
+  r.layer = layer;
   return op_time(op, r);
 }
 
@@ -219,6 +237,7 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
   IterationCosts out;
   Rates rates = rates_for(c.gpu, j, prof);
   rates.cache_fraction = cache_resident_fraction(m, j, p, prof);
+  rates.layer = layer_key(m);
   out.cache_fraction = rates.cache_fraction;
   out.peak_flops_per_s = rates.peak_flops_per_s;
   const ShardShape sh = shard_shape(m, j, p);

@@ -52,6 +52,13 @@ const GemmShapeEfficiency* EfficiencyProfile::gemm_shape(const std::string& role
   return nullptr;
 }
 
+const ClassLayerEfficiency* EfficiencyProfile::class_layer(const std::string& op_class,
+                                                           const LayerKey& layer) const {
+  for (const ClassLayerEfficiency& c : op_class_efficiency_by_layer)
+    if (c.op_class == op_class && c.layer == layer) return &c;
+  return nullptr;
+}
+
 const CollectiveFit* EfficiencyProfile::collective_fit(Collective c, bool inter_node,
                                                        int64_t ranks) const {
   const CollectiveFit* best = nullptr;
@@ -104,6 +111,30 @@ void read_shape_table(JsonObjectReader& r, EfficiencyProfile& p) {
     if (p.gemm_shape(g.role, g.batch, g.m, g.n, g.k))
       throw InputError(r.source(), e.path_of("m"), "shape listed twice for the same role");
     p.gemm_efficiency_by_shape.push_back(g);
+  }
+}
+
+void read_class_layers(JsonObjectReader& r, EfficiencyProfile& p) {
+  const nlohmann::json& a = array_of(r, "op_class_efficiency_by_layer");
+  for (size_t i = 0; i < a.size(); ++i) {
+    JsonObjectReader e(a[i], r.source(), r.path_of("op_class_efficiency_by_layer") + "[" + std::to_string(i) + "]");
+    ClassLayerEfficiency c;
+    c.op_class = e.get_string("class");
+    if (!p.op_class_efficiency.count(c.op_class))
+      throw InputError(r.source(), e.path_of("class"),
+                       "\"" + c.op_class + "\" has no entry in op_class_efficiency (the aggregate other shards use)");
+    constexpr int64_t kMax = int64_t{1} << 40;
+    c.layer.seq_len = e.get_int("seq_len", 1, kMax);
+    c.layer.hidden = e.get_int("hidden", 1, kMax);
+    c.layer.heads = e.get_int("heads", 1, kMax);
+    c.layer.ffn_hidden = e.get_int("ffn_hidden", 1, kMax);
+    c.layer.vocab = e.get_int("vocab", 1, kMax);
+    c.efficiency = e.get_number("efficiency", 1e-6, 100);
+    if (e.has("warm_efficiency")) c.warm_efficiency = e.get_number("warm_efficiency", 1e-6, 100);
+    e.finish();
+    if (p.class_layer(c.op_class, c.layer))
+      throw InputError(r.source(), e.path_of("class"), "class and layer dimensions listed twice");
+    p.op_class_efficiency_by_layer.push_back(c);
   }
 }
 
@@ -212,6 +243,7 @@ EfficiencyProfile read_profile(JsonObjectReader& r) {
     }
     o.finish();
   }
+  if (r.has("op_class_efficiency_by_layer")) read_class_layers(r, p);
   if (r.has("cache_bytes_per_rank")) p.cache_bytes_per_rank = r.get_number("cache_bytes_per_rank", 0, 1e12);
   if (r.has("communication")) read_communication(r, p);
   r.finish();
@@ -253,6 +285,18 @@ nlohmann::json to_json(const EfficiencyProfile& p) {
   }
   if (!p.op_class_efficiency.empty()) j["op_class_efficiency"] = p.op_class_efficiency;
   if (!p.op_class_efficiency_warm.empty()) j["op_class_efficiency_warm"] = p.op_class_efficiency_warm;
+  if (!p.op_class_efficiency_by_layer.empty()) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const ClassLayerEfficiency& c : p.op_class_efficiency_by_layer) {
+      const LayerKey& k = c.layer;
+      nlohmann::json e = {{"class", c.op_class}, {"seq_len", k.seq_len}, {"hidden", k.hidden},
+                          {"heads", k.heads}, {"ffn_hidden", k.ffn_hidden}, {"vocab", k.vocab},
+                          {"efficiency", c.efficiency}};
+      if (c.warm_efficiency > 0) e["warm_efficiency"] = c.warm_efficiency;
+      a.push_back(e);
+    }
+    j["op_class_efficiency_by_layer"] = a;
+  }
   if (p.cache_bytes_per_rank > 0) j["cache_bytes_per_rank"] = p.cache_bytes_per_rank;
   if (!p.communication.empty()) {
     nlohmann::json a = nlohmann::json::array();

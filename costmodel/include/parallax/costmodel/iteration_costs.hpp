@@ -41,8 +41,11 @@ struct IterationCosts {
 // Time of one op on one GPU under the profile, as iteration_costs sums it (calibration compares
 // op classes with it): with cache_fraction h > 0 and a warm efficiency for the op, h * warm +
 // (1 - h) * cold time. Throws InputError when the GPU lacks the job's dtype.
+// Layers the profile measured (op_class_efficiency_by_layer) use their own class efficiencies.
 double op_time_s(const Op& op, const GpuSpec& gpu, const JobSpec& j, const EfficiencyProfile& prof,
-                 double cache_fraction = 0);
+                 double cache_fraction = 0, const LayerKey& layer = {});
+// A model's layer dimensions, as profiles key per-layer class efficiencies.
+LayerKey layer_key(const ModelSpec& m);
 // Fraction of a plan's per-rank working set the profile's cache_bytes_per_rank holds,
 // min(1, cache / W), W = the largest stage's weights + gradients + stashed activations + buffers
 // (memory.hpp; optimizer state is left out: only the optimizer step touches it). 0 when the

@@ -1,6 +1,8 @@
 #pragma once
 // Efficiency profile: everything the cost model treats as efficiency rather than as hardware spec.
 // Presets carry default profiles (presets/profiles/*.json); calibration replaces them.
+#include <compare>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <utility>
@@ -37,6 +39,25 @@ struct GemmShapeEfficiency {
   double batch = 1, m = 0, n = 0, k = 0;
   double efficiency = 0;       // operands from memory (caches flushed before the call)
   double warm_efficiency = 0;  // operands in the last-level cache (0: not measured)
+};
+
+// A model's layer dimensions, which key per-layer op-class efficiencies.
+struct LayerKey {
+  int64_t seq_len = 0, hidden = 0, heads = 0, ffn_hidden = 0, vocab = 0;
+  auto operator<=>(const LayerKey&) const = default;
+};
+
+// One op class measured on one model's layers (CPU calibration), over every tp and micro-batch the
+// microbenchmarks ran: the kernels' efficiency depends on the layer's sizes (the attention loops
+// ran 1.7x closer to the roofline at gpt-tiny's 64 tokens and 32-wide heads than at gpt-25m's),
+// so a model the microbenchmarks ran gets its own numbers and the class's aggregate serves the
+// others. Per model rather than per (tp, micro-batch) shard: single shards varied by +-30% from
+// one calibration to the next on the 2-core VM, the average over a model's shards did not.
+struct ClassLayerEfficiency {
+  std::string op_class;
+  LayerKey layer;
+  double efficiency = 0;       // fraction of the class's roofline time, caches flushed
+  double warm_efficiency = 0;  // data in the last-level cache (0: not measured)
 };
 
 // α–β fit of one collective on a group of `ranks` ranks on one node (intra_node) or spanning nodes
@@ -85,11 +106,14 @@ struct EfficiencyProfile {
   // warm efficiencies; iteration_costs blends warm and cold times by min(1, cache / W).
   double cache_bytes_per_rank = 0;
   std::map<std::string, double> op_class_efficiency_warm;
+  std::vector<ClassLayerEfficiency> op_class_efficiency_by_layer;
 
   double gemm_efficiency(double min_dim) const;
   // The measured efficiency of exactly this shape and role, or nullptr.
   const GemmShapeEfficiency* gemm_shape(const std::string& role, double batch, double m, double n,
                                         double k) const;
+  // The measured efficiency of this class on exactly these layer dimensions, or nullptr.
+  const ClassLayerEfficiency* class_layer(const std::string& op_class, const LayerKey& layer) const;
   // The fit for this collective and span with the nearest group size, or nullptr.
   const CollectiveFit* collective_fit(Collective c, bool inter_node, int64_t ranks) const;
   // Throws InputError naming the framework and the known ones.

@@ -34,8 +34,8 @@ struct BenchOptions {
 
 // One micro-batch through one layer, the embedding and the head, timed kernel by kernel on this
 // rank's compute threads (set them before calling), twice: cold (caches flushed: the data comes
-// from memory) into class_s and the GEMMs' seconds, then warm (private caches flushed: the data
-// comes from the last-level cache) into class_warm_s and warm_seconds. Collective over `comm`
+// from memory) into class_s and the GEMMs' seconds, then warm (no flush: the data hot in the
+// caches from the previous call, as between a trainer's consecutive ops) into class_warm_s and warm_seconds. Collective over `comm`
 // (barriers keep one rank's cold flushes out of another's warm pass).
 ComputeSample bench_compute(const ModelSpec& m, int64_t tp, int64_t micro_batch,
                             const BenchOptions& o, MPI_Comm comm);

@@ -5,8 +5,8 @@
 #     schedule; at most as many ranks as cores, one thread per rank);
 #  3. `parallax compare` prints predicted vs measured for every plan with the microbenchmark
 #     profile;
-#  4. leave-some-out: `calibrate --from` the measurements of plans 1, 7 and 8 only, and
-#     `compare` again on the other plans.
+#  4. leave-some-out: `calibrate --from` the measurements of some plans only (A: 01, 07, 08;
+#     B: 02, 08, 10), and `compare` again on the other plans.
 # Usage: bench/calibration/closed_loop.sh [workdir]   (run it on an idle machine)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -53,20 +53,28 @@ done
 echo "== 3. compare, microbenchmark profile only" >&2
 "$px" compare --profile "$work/micro.json" --measurements "${all[@]}" --out "$work/compare-micro.json"
 
-echo "== 4. leave-some-out: refit from plans 01, 07, 08; compare on the others" >&2
-"$px" calibrate --from "$work/m01.json" --from "$work/m07.json" --from "$work/m08.json" \
-  --profile "$work/micro.json" --out "$work/refit.json" --name cpu-local-refit > /dev/null
-others=()
-for f in "${all[@]}"; do
-  case "$f" in *m01.json|*m07.json|*m08.json) ;; *) others+=("$f") ;; esac
-done
-"$px" compare --profile "$work/micro.json" --measurements "${others[@]}" --json --out "$work/others-micro.json" > /dev/null
-"$px" compare --profile "$work/refit.json" --measurements "${others[@]}" --json --out "$work/others-refit.json" > /dev/null
-python3 - "$work" <<'PY'
+# Two held-in sets: A includes single-rank runs (plans 01, 07), which run each kernel with the
+# other core idle, faster than the microbenchmarks (all ranks busy) and the 2-rank plans; B holds
+# 2-rank runs only, as the profile was measured.
+leave_some_out() {  # label, held-in plan ids...
+  local label=$1; shift
+  local from=() others=() f id keep
+  for id in "$@"; do from+=(--from "$work/m$id.json"); done
+  echo "== 4$label. leave-some-out: refit from plans $*; compare on the others" >&2
+  "$px" calibrate "${from[@]}" --profile "$work/micro.json" --out "$work/refit$label.json" \
+    --name "cpu-local-refit-$label" > /dev/null
+  for f in "${all[@]}"; do
+    keep=1
+    for id in "$@"; do case "$f" in *"m$id.json") keep=0 ;; esac; done
+    [ $keep = 1 ] && others+=("$f")
+  done
+  "$px" compare --profile "$work/micro.json" --measurements "${others[@]}" --json --out "$work/others$label-micro.json" > /dev/null
+  "$px" compare --profile "$work/refit$label.json" --measurements "${others[@]}" --json --out "$work/others$label-refit.json" > /dev/null
+  python3 - "$work" "$label" "$*" <<'PY'
 import json, sys
-w = sys.argv[1]
-a = json.load(open(w + "/others-micro.json")); b = json.load(open(w + "/others-refit.json"))
-print("\nleave-some-out (held-out plans; iteration time error)")
+w, label, held = sys.argv[1], sys.argv[2], sys.argv[3]
+a = json.load(open(f"{w}/others{label}-micro.json")); b = json.load(open(f"{w}/others{label}-refit.json"))
+print(f"\nleave-some-out {label}: refit from plans {held}; held-out plans, iteration time error")
 print(f"{'plan':58s} {'micro':>8s} {'refit':>8s}")
 for ra, rb in zip(a["runs"], b["runs"]):
     ea = [r["error"] for r in ra["rows"] if r["kind"] == "iteration"][0]
@@ -75,4 +83,7 @@ for ra, rb in zip(a["runs"], b["runs"]):
 print(f"median |error|: micro {100*a['median_abs_iteration_error']:.1f}%  refit {100*b['median_abs_iteration_error']:.1f}%")
 print(f"max |error|:    micro {100*a['max_abs_iteration_error']:.1f}%  refit {100*b['max_abs_iteration_error']:.1f}%")
 PY
+}
+leave_some_out A 01 07 08
+leave_some_out B 02 08 10
 echo "work dir: $work" >&2

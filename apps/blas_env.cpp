@@ -54,6 +54,9 @@ int run_as_mpi_rank(const std::function<void(int rank)>& body) {
   } catch (const InputError& e) {
     if (rank == 0) std::fprintf(stderr, "parallax: error: %s\n", e.what());
     code = kExitBadInput;
+  } catch (const RunFailure& e) {
+    if (rank == 0) std::fprintf(stderr, "parallax: error: %s\n", e.what());
+    code = kExitRunFailed;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "parallax: rank %d: internal error: %s\n", rank, e.what());
     MPI_Abort(MPI_COMM_WORLD, 1);

@@ -48,6 +48,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--gemm-peak", o->gemm_peak, "also measure the sgemm peak; report the fraction of it reached");
   cmd->add_option("--fault-kill-rank", o->fault_rank, "tests: this world rank kills itself ...")->group("");
   cmd->add_option("--fault-step", o->fault_step, "... during this step (1-based)")->group("");
+  cmd->add_option("--fault-nan-step", o->fault_nan_step, "tests: every weight NaN before this step (1-based)")->group("");
   cmd->add_flag("--quiet", o->quiet, "no per-step lines");
   cmd->callback([o] { std::exit(run_command(*o)); });
 }

@@ -7,6 +7,7 @@
 
 #include "parallax/core/error.hpp"
 #include "parallax/executor/safetensors.hpp"
+#include "durable_file.hpp"
 
 namespace parallax::exec {
 
@@ -19,10 +20,20 @@ std::string shard_file_name(const std::string& kind, const ProcessGroups& g) {
          ".safetensors";
 }
 
-std::string step_dir(const std::string& dir, int64_t step) {
-  char name[32];
-  std::snprintf(name, sizeof(name), "step_%06lld", static_cast<long long>(step));
-  return (fs::path(dir) / name).string();
+// The error of the lowest-numbered rank that has one (empty when no rank has), on every rank.
+std::string first_error(const std::string& mine, MPI_Comm world) {
+  int size = 0, rank = 0;
+  MPI_Comm_size(world, &size);
+  MPI_Comm_rank(world, &rank);
+  int failing = mine.empty() ? size : rank;
+  MPI_Allreduce(MPI_IN_PLACE, &failing, 1, MPI_INT, MPI_MIN, world);
+  if (failing == size) return "";
+  std::string msg = rank == failing ? mine : "";
+  int n = static_cast<int>(msg.size());
+  MPI_Bcast(&n, 1, MPI_INT, failing, world);
+  msg.resize(static_cast<size_t>(n));
+  MPI_Bcast(msg.data(), n, MPI_CHAR, failing, world);
+  return msg;
 }
 
 // Hugging Face GPT-2 keeps these four as Conv1D weights, stored (in, out): the transpose of the
@@ -68,9 +79,24 @@ void save_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g,
   std::vector<float> m, v;
   t.pull_params();                 // device backends: fp32 master weights to the host (DP)
   t.gather_optimizer_state(m, v);  // collective over DP
-  const std::string sd = step_dir(dir, t.step_count());
-  if (g.world.rank == 0) fs::create_directories(sd);
-  MPI_Barrier(g.world.comm);
+  const std::string sd = checkpoint_step_dir(dir, t.step_count());
+  const MPI_Comm world = g.world.comm;
+  auto fail_all = [&](const std::string& why) {
+    if (g.world.rank == 0) {
+      std::error_code ec;
+      fs::remove_all(sd, ec);  // a step without COMPLETE is never loaded; leave no debris either
+    }
+    MPI_Barrier(world);
+    throw RunFailure("run: cannot write the checkpoint " + sd + " (" + why +
+                     "); the older checkpoints in " + dir + " are untouched");
+  };
+  std::string error;
+  if (g.world.rank == 0) {
+    std::error_code ec;
+    fs::create_directories(sd, ec);
+    if (ec) error = sd + ": cannot create the directory: " + ec.message();
+  }
+  if (std::string e = first_error(error, world); !e.empty()) fail_all(e);
   if (g.coords.dp == 0) {
     ShardFile f;
     f.metadata["format"] = "parallax checkpoint 1 (HF GPT-2 names and Conv1D (in, out) layout; wte padded)";
@@ -83,11 +109,28 @@ void save_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g,
       f.tensors.push_back(entry(x, "optimizer.m.", m.data() + x.offset));
       f.tensors.push_back(entry(x, "optimizer.v.", v.data() + x.offset));
     }
-    write_shard_file((fs::path(sd) / shard_file_name("model", g)).string(), f);
+    try {
+      write_shard_file((fs::path(sd) / shard_file_name("model", g)).string(), f);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
   }
-  MPI_Barrier(g.world.comm);
-  if (g.world.rank == 0) std::ofstream(fs::path(sd) / "COMPLETE") << t.step_count() << "\n";
-  MPI_Barrier(g.world.comm);
+  if (std::string e = first_error(error, world); !e.empty()) fail_all(e);
+  if (g.world.rank == 0) {
+    const std::string step = std::to_string(t.step_count()) + "\n";
+    try {
+      write_file_durably((fs::path(sd) / "COMPLETE").string(), {step});
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  if (std::string e = first_error(error, world); !e.empty()) fail_all(e);
+}
+
+std::string checkpoint_step_dir(const std::string& dir, int64_t step) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "step_%06lld", static_cast<long long>(step));
+  return (fs::path(dir) / name).string();
 }
 
 std::map<std::string, GlobalTensor> read_global_tensors(const std::string& dir,

@@ -4,6 +4,8 @@
 
 #include <csignal>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -17,6 +19,7 @@
 #include "parallax/core/plan_file.hpp"
 #include "parallax/executor/checkpoint.hpp"
 #include "parallax/executor/measurements.hpp"
+#include "parallax/executor/stop_signal.hpp"
 #include "parallax/executor/trainer.hpp"
 #include "parallax/kernels/gemm_path.hpp"
 #if defined(PARALLAX_HAVE_CUDA)
@@ -54,6 +57,19 @@ void check_runnable(const PlanFile& pf, int world_size, const std::string& src) 
   if (p.zero > 1) fail("$.plan.zero", "the executor runs ZeRO 0 or 1 (distributed optimizer)");
   if (p.sequence_parallel && (p.micro_batch * m.seq_len) % p.tp != 0)
     fail("$.plan.sequence_parallel", "micro_batch * seq_len must be divisible by tp");
+}
+
+// A step whose loss or gradient norm is NaN or infinite ends the run on every rank (agreed over
+// the world), before it could be checkpointed.
+void check_finite(const StepResult& r, int64_t step, const std::string& last_checkpoint, MPI_Comm world) {
+  int bad = std::isfinite(r.loss) && std::isfinite(r.grad_norm) ? 0 : 1;
+  MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, world);
+  if (!bad) return;
+  const bool loss_bad = !std::isfinite(r.loss);
+  const double v = loss_bad ? r.loss : r.grad_norm;
+  throw RunFailure(std::string("run: the ") + (loss_bad ? "loss" : "gradient norm") + " is " +
+                   (std::isnan(v) ? "nan" : "inf") + " at step " + std::to_string(step) +
+                   "; stopped without checkpointing it (checkpoints: " + last_checkpoint + ")");
 }
 
 int threads_per_rank(int requested) {
@@ -130,7 +146,11 @@ void run_plan(const RunOptions& o) {
 #endif
   if (!cuda) trainer_ptr = make_cpu_trainer(pf, topt, groups, rec, std::move(data));
   Trainer& trainer = *trainer_ptr;
-  if (o.resume && !o.checkpoint_dir.empty()) load_latest_checkpoint(o.checkpoint_dir, trainer, groups);
+  install_stop_handlers();
+  // What a failure message says of the checkpoints: the newest one written or loaded.
+  std::string last_checkpoint = o.checkpoint_dir.empty() ? "no --checkpoint-dir, none written" : "none written yet";
+  if (o.resume && !o.checkpoint_dir.empty() && load_latest_checkpoint(o.checkpoint_dir, trainer, groups))
+    last_checkpoint = "the last one is " + checkpoint_step_dir(o.checkpoint_dir, trainer.step_count());
 
   json iterations = json::array();
   const int64_t first = trainer.step_count();
@@ -142,15 +162,33 @@ void run_plan(const RunOptions& o) {
     trainer.capture_logits(s == first && !o.dump_grads_dir.empty());
     if (world_rank == o.fault_rank && s + 1 == o.fault_step)
       hook = [] { std::raise(SIGKILL); };
+    if (s + 1 == o.fault_nan_step) {
+      trainer.pull_params();
+      std::fill(trainer.params().begin(), trainer.params().end(), std::nanf(""));
+      trainer.push_params();
+    }
     const StepResult r = trainer.step(hook);
+    check_finite(r, s + 1, last_checkpoint, groups.world.comm);
     iterations.push_back({{"step", s + 1}, {"loss", r.loss}, {"grad_norm", r.grad_norm},
                           {"time_s", r.time_s}});
     if (world_rank == 0 && !o.quiet)
       std::printf("step %4lld  loss %.6f  grad_norm %.4f  time %.1f ms\n",
                   static_cast<long long>(s + 1), r.loss, r.grad_norm, r.time_s * 1e3);
+    int sig = 0;
+    const bool stop = stop_requested_anywhere(groups.world.comm, &sig);
     if (!o.checkpoint_dir.empty() &&
-        (last || (o.checkpoint_every > 0 && (s + 1) % o.checkpoint_every == 0)))
+        (last || stop || (o.checkpoint_every > 0 && (s + 1) % o.checkpoint_every == 0))) {
       save_checkpoint(o.checkpoint_dir, trainer, groups, plan_json.dump());
+      last_checkpoint = "the last one is " + checkpoint_step_dir(o.checkpoint_dir, s + 1);
+    }
+    if (stop) {
+      if (world_rank == 0)
+        std::fprintf(stderr, "parallax: %s received: stopped after step %lld (checkpoint: %s)\n",
+                     sig == SIGINT ? "SIGINT" : sig == SIGUSR1 ? "SIGUSR1" : "SIGTERM", static_cast<long long>(s + 1),
+                     o.checkpoint_dir.empty() ? "none, no --checkpoint-dir"
+                                              : checkpoint_step_dir(o.checkpoint_dir, s + 1).c_str());
+      break;
+    }
   }
 
   // Throughput of this rank: recorded FLOPs (GEMMs, attention, element-wise, optimizer; with

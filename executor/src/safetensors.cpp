@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "durable_file.hpp"
 #include "parallax/core/error.hpp"
 
 namespace parallax::exec {
@@ -50,24 +51,7 @@ void write_shard_file(const std::string& path, const ShardFile& f) {
   std::string h = header.dump();
   while (h.size() % 8 != 0) h.push_back(' ');
   const uint64_t n = h.size();
-  // Atomic: write a temporary file next to the target, then rename it over the target.
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path, "--checkpoint-dir", "cannot write");
-    out.write(reinterpret_cast<const char*>(&n), 8);
-    out.write(h.data(), static_cast<std::streamsize>(h.size()));
-    out.write(data.data(), static_cast<std::streamsize>(data.size()));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw InputError(path, "--checkpoint-dir", "write failed");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw InputError(path, "--checkpoint-dir", "rename failed");
-  }
+  write_file_durably(path, {std::string_view(reinterpret_cast<const char*>(&n), 8), h, data});
 }
 
 ShardFile read_shard_file(const std::string& path) {

@@ -42,12 +42,16 @@ inline std::string make_plan(const std::string& dir, const std::string& name, in
   return path;
 }
 
+// The mpirun command line of `parallax run --quiet ARGS` on np ranks, output to log.
+inline std::string mpirun_command(int np, const std::string& args, const std::string& log,
+                                  const std::string& mpirun_flags = "") {
+  return std::string(MPIEXEC) + " --allow-run-as-root --oversubscribe --mca btl self,vader " +
+         mpirun_flags + " -np " + std::to_string(np) + " " + PARALLAX_BIN + " run --quiet " + args +
+         " > " + log + " 2>&1";
+}
+
 inline int mpirun(int np, const std::string& args, const std::string& log) {
-  const std::string cmd = std::string(MPIEXEC) +
-                          " --allow-run-as-root --oversubscribe --mca btl self,vader -np " +
-                          std::to_string(np) + " " + PARALLAX_BIN + " run --quiet " + args +
-                          " > " + log + " 2>&1";
-  return shell(cmd);
+  return shell(mpirun_command(np, args, log));
 }
 
 inline std::vector<double> losses(const std::string& measurements) {

@@ -26,4 +26,13 @@ class InputError : public std::runtime_error {
 // Exit code of the CLI for any InputError.
 inline constexpr int kExitBadInput = 2;
 
+// A run that started and could not go on (the loss became NaN or infinite, a checkpoint could not
+// be written): the CLI prints it on one line and exits kExitRunFailed. MPI ranks throw it together
+// (the condition is agreed over the world first), so none is left waiting.
+class RunFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+inline constexpr int kExitRunFailed = 3;
+
 }  // namespace parallax

@@ -14,8 +14,14 @@
 
 namespace parallax::exec {
 
+// Collective over the world. Every file is written durably (temporary file, fsync, rename) and
+// COMPLETE only after every rank's file is; when any rank fails (a full disk), rank 0 removes
+// the step's directory and every rank throws the same RunFailure naming the step, the failing
+// file and errno's text: the older checkpoints are left as they were.
 void save_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g,
                      const std::string& plan_json);
+// DIR/step_NNNNNN, the directory of the checkpoint after `step` steps.
+std::string checkpoint_step_dir(const std::string& dir, int64_t step);
 // The newest complete checkpoint that loads (corrupted ones are refused with a message on rank
 // 0 and skipped); returns false when there is none.
 bool load_latest_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g);

@@ -26,10 +26,17 @@ struct RunOptions {
   // Fault injection (tests): world rank fault_rank kills itself (SIGKILL) in step fault_step,
   // after its gradient reduction, while the other ranks wait in the next collective.
   int fault_rank = -1;
-  int64_t fault_step = 0;  // measure the sgemm peak and report the fraction reached
+  int64_t fault_step = 0;
+  // Fault injection (tests): every weight of every rank set to NaN before step fault_nan_step
+  // (1-based), so that step's loss is NaN as when training diverges.
+  int64_t fault_nan_step = 0;
 };
 
-// Throws InputError (identically on every rank) for bad input.
+// Throws InputError (identically on every rank) for bad input, and RunFailure (identically on
+// every rank) when the loss or gradient norm of a step is not finite or a checkpoint cannot be
+// written; the checkpoints written before are kept. SIGTERM or SIGINT on any rank (or on mpirun,
+// which forwards it) ends the run cleanly after the current step: every rank writes the
+// checkpoint (with --checkpoint-dir) and measurements, and returns.
 void run_plan(const RunOptions& o);
 
 }  // namespace parallax::exec

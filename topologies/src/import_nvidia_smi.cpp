@@ -84,13 +84,14 @@ NodeDescription import_nvidia_smi_topo(const std::string& text, const std::strin
       if (a == b) continue;
       const std::string& c = cell(gpu_cols[a], b);
       if (starts_with(c, "NV")) {
-        try {
-          nv[a][b] = std::stoi(c.substr(2));
-        } catch (const std::exception&) {
-          throw InputError(source, "row " + gpu_cols[a] + ", column " + gpu_cols[b], "bad NVLink cell \"" + c + "\"");
-        }
+        // NV<n>: n bonded NVLinks (NV12 on A100, NV18 on H100); nothing else may follow.
+        const std::string n = c.substr(2);
+        const bool digits = !n.empty() && n.size() <= 2 &&
+                            n.find_first_not_of("0123456789") == std::string::npos;
+        nv[a][b] = digits ? std::stoi(n) : 0;
         if (nv[a][b] <= 0)
-          throw InputError(source, "row " + gpu_cols[a] + ", column " + gpu_cols[b], "bandwidth must be > 0 (got " + c + ")");
+          throw InputError(source, "row " + gpu_cols[a] + ", column " + gpu_cols[b],
+                           "bad NVLink cell \"" + c + "\": must be NV<links>, links 1-99");
       } else if (nic_distance(c) < 0) {
         throw InputError(source, "row " + gpu_cols[a] + ", column " + gpu_cols[b], "unknown connection \"" + c + "\"");
       }

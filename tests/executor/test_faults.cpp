@@ -91,23 +91,35 @@ std::string step_dir(const std::string& ck, int64_t step) {
 
 }  // namespace
 
+namespace {
+
+// Starts a run of 100000 steps with a checkpoint every step, sends `signal` to one rank or to
+// mpirun once step 2 is checkpointed, and requires the job to exit 0 with the stop message:
+// returns the number of steps it ran (the measurements' length).
+int64_t stop_long_run(const std::string& dir, const std::string& plan, const std::string& ck,
+                      const std::string& signal, bool to_mpirun) {
+  start_background(dir, 2, "--plan " + plan + " --steps 100000 --checkpoint-every 1 --checkpoint-dir " +
+                                ck + " --out " + dir + "/m.json");
+  REQUIRE(wait_for(step_dir(ck, 2) + "/COMPLETE", 60));
+  const std::string pid = to_mpirun ? slurp(dir + "/pid") : rank_pid(plan);
+  REQUIRE(!pid.empty());
+  REQUIRE(shell("kill -" + signal + " " + pid) == 0);
+  REQUIRE(exit_code(dir, 60) == 0);
+  const int64_t k = static_cast<int64_t>(losses(dir + "/m.json").size());
+  REQUIRE(k >= 2);
+  CHECK_THAT(slurp(dir + "/run.log"), Catch::Contains("parallax: SIG" + signal + " received: stopped after step " +
+                                                      std::to_string(k) + " (checkpoint: " + step_dir(ck, k) + ")"));
+  return k;
+}
+
+}  // namespace
+
 TEST_CASE("SIGTERM on one rank: every rank finishes the step, checkpoints it and exits 0", "[executor][mpi][faults]") {
   const std::string dir = scratch_dir("sigterm_rank");
   const std::string plan = make_plan(dir, "p", 1, 1, 2, "");
   const std::string ck = dir + "/ck";
-  start_background(dir, 2, "--plan " + plan + " --steps 100000 --checkpoint-every 1 --checkpoint-dir " +
-                                ck + " --out " + dir + "/m.json");
-  REQUIRE(wait_for(step_dir(ck, 2) + "/COMPLETE", 60));
-  const std::string pid = rank_pid(plan);
-  REQUIRE(!pid.empty());
-  REQUIRE(shell("kill -TERM " + pid) == 0);
-  REQUIRE(exit_code(dir, 60) == 0);
-  // Stopped after step k: the measurements hold k steps, the newest checkpoint is step k.
-  const auto steps = losses(dir + "/m.json");
-  const int64_t k = static_cast<int64_t>(steps.size());
-  REQUIRE(k >= 2);
-  CHECK_THAT(slurp(dir + "/run.log"), Catch::Contains("parallax: SIGTERM received: stopped after step " +
-                                                      std::to_string(k) + " (checkpoint: " + step_dir(ck, k) + ")"));
+  const int64_t k = stop_long_run(dir, plan, ck, "TERM", false);
+  // The newest checkpoint is the last step run, and it resumes as if never stopped.
   CHECK(fs::exists(step_dir(ck, k) + "/COMPLETE"));
   CHECK(!fs::exists(step_dir(ck, k + 1)));
   CHECK(resumed_loss(dir, plan, 2, ck, step_dir(ck, k)) == reference_loss(dir, plan, 2, k + 1));
@@ -117,13 +129,7 @@ TEST_CASE("SIGUSR1 on mpirun: forwarded, the ranks checkpoint the step and mpiru
   const std::string dir = scratch_dir("sigusr1_mpirun");
   const std::string plan = make_plan(dir, "p", 2, 1, 1, "");
   const std::string ck = dir + "/ck";
-  start_background(dir, 2, "--plan " + plan + " --steps 100000 --checkpoint-every 1 --checkpoint-dir " +
-                                ck + " --out " + dir + "/m.json");
-  REQUIRE(wait_for(step_dir(ck, 2) + "/COMPLETE", 60));
-  REQUIRE(shell("kill -USR1 " + slurp(dir + "/pid")) == 0);
-  REQUIRE(exit_code(dir, 60) == 0);
-  const int64_t k = static_cast<int64_t>(losses(dir + "/m.json").size());
-  CHECK_THAT(slurp(dir + "/run.log"), Catch::Contains("SIGUSR1 received: stopped after step " + std::to_string(k)));
+  const int64_t k = stop_long_run(dir, plan, ck, "USR1", true);
   CHECK(resumed_loss(dir, plan, 2, ck, step_dir(ck, k)) == reference_loss(dir, plan, 2, k + 1));
 }
 

@@ -25,6 +25,8 @@ TokenSource TokenSource::from_file(const std::string& path, int64_t vocab, int64
       if (header[1] != 1)
         throw InputError(path, "header[1]", "llm.c token file version must be 1 (got " +
                                                 std::to_string(header[1]) + ")");
+      if (header[2] < 0)
+        throw InputError(path, "header[2]", "token count must be >= 0 (got " + std::to_string(header[2]) + ")");
       const size_t n = static_cast<size_t>(header[2]);
       if (bytes.size() != 1024 + 2 * n)
         throw InputError(path, "header[2]", "token count " + std::to_string(n) +
@@ -34,11 +36,12 @@ TokenSource TokenSource::from_file(const std::string& path, int64_t vocab, int64
   }
   if ((bytes.size() - begin) % 2 != 0)
     throw InputError(path, "--data", "raw uint16 token file has an odd number of bytes");
-  s.tokens_.resize((bytes.size() - begin) / 2);
-  std::memcpy(s.tokens_.data(), bytes.data() + begin, s.tokens_.size() * 2);
-  if (static_cast<int64_t>(s.tokens_.size()) < seq_len + 1)
+  const size_t count = (bytes.size() - begin) / 2;
+  if (static_cast<int64_t>(count) < seq_len + 1)
     throw InputError(path, "--data", "needs at least seq_len + 1 = " + std::to_string(seq_len + 1) +
-                                         " tokens (got " + std::to_string(s.tokens_.size()) + ")");
+                                         " tokens (got " + std::to_string(count) + ")");
+  s.tokens_.resize(count);
+  std::memcpy(s.tokens_.data(), bytes.data() + begin, count * 2);
   for (size_t i = 0; i < s.tokens_.size(); ++i)
     if (s.tokens_[i] >= vocab)
       throw InputError(path, "token " + std::to_string(i),

@@ -1,0 +1,10 @@
+// libFuzzer target: safetensors checkpoint shards: header, metadata, data (read_shard_file).
+#include "fuzz_input.hpp"
+#include "parallax/executor/safetensors.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace parallax;
+  const std::string path = fuzz::as_file(data, size, ".safetensors");
+  fuzz::expect_input_error_only([&] { (void)exec::read_shard_file(path); });
+  return 0;
+}

@@ -149,8 +149,15 @@ class TestPlans : public QObject {
     std::sort(ms.begin(), ms.end());
     std::printf("MT-NLG re-plan latency: best %.1f ms, median %.1f ms, worst %.1f ms\n", best,
                 ms[ms.size() / 2], ms.back());
-    // The best of five, so that a build running beside the test does not decide it.
-    QVERIFY2(best < 200, qPrintable(QString("best re-plan took %1 ms").arg(best)));
+    // The best of five, so that a build running beside the test does not decide it. Under
+    // ASan + UBSan (scripts/test-sanitize) the planner runs several times slower by design, so
+    // that build checks the re-plan completes and is interactive, not the 200 ms bound.
+#if defined(PARALLAX_SANITIZED)
+    const double bound_ms = 2000;
+#else
+    const double bound_ms = 200;
+#endif
+    QVERIFY2(best < bound_ms, qPrintable(QString("best re-plan took %1 ms (bound %2 ms)").arg(best).arg(bound_ms)));
   }
 };
 

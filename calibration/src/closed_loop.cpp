@@ -89,7 +89,7 @@ Comparison compare(const Measurements& m, const EfficiencyProfile& prof) {
 
   const double steps = static_cast<double>(m.iteration_s.size());
   const double mb = static_cast<double>(p.num_micro_batches);
-  const LayerKey layer = layer_key(f.model);
+  const LayerKey layer = layer_key(f.model, p.tp);
   const double n = static_cast<double>(m.ranks.size());
   std::map<std::string, std::pair<double, double>> classes, colls;  // predicted, measured
   for (const MeasuredRank& r : m.ranks) {
@@ -147,7 +147,7 @@ EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
     const double peak = f.cluster.gpu.peak(job.dtype);
     const double steps = static_cast<double>(m.iteration_s.size());
     const double h = cache_resident_fraction(f.model, job, p, base);
-    const LayerKey layer = layer_key(f.model);
+    const LayerKey layer = layer_key(f.model, p.tp);
     auto add_shape = [&](const std::string& role, double mm, double nn, double kk, double ideal, double secs) {
       RefitAcc& a = shapes[{role, mm, nn, kk}];
       a.ideal_s += ideal, a.measured_s += secs;
@@ -205,19 +205,27 @@ EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
       }
     if (!found) out.gemm_efficiency_by_shape.push_back({role, 1, mm, nn, kk, std::min(1.0, v.ideal_s / v.measured_s), 0});
   }
-  // Op classes: a run of a model with its own entry scales that entry; the other runs refit the
+  // Op classes: a run of a model with its own entry scales that entry for the run's tp (a new
+  // entry keyed by the tp when the model's entry covers every tp); the other runs refit the
   // class's aggregate (the efficiency of every model without an entry).
   std::map<std::string, RefitAcc> aggregate;
   for (const auto& [key, v] : classes) {
     const auto& [cls, layer] = key;
     if (!(v.ideal_s > 0) || !(v.measured_s > 0)) continue;
-    ClassLayerEfficiency* e = nullptr;
-    for (ClassLayerEfficiency& c : out.op_class_efficiency_by_layer)
-      if (c.op_class == cls && c.layer == layer) e = &c;
-    if (!e || !(v.model_s > 0)) {
+    const ClassLayerEfficiency* base_entry = base.class_layer(cls, layer);
+    if (!base_entry || !(v.model_s > 0)) {
       RefitAcc& a = aggregate[cls];
       a.ideal_s += v.ideal_s, a.model_s += v.model_s, a.measured_s += v.measured_s;
       continue;
+    }
+    ClassLayerEfficiency* e = nullptr;
+    for (ClassLayerEfficiency& c : out.op_class_efficiency_by_layer)
+      if (c.op_class == cls && c.layer == layer) e = &c;
+    if (!e) {
+      ClassLayerEfficiency c = *base_entry;
+      c.layer = layer;
+      out.op_class_efficiency_by_layer.push_back(c);
+      e = &out.op_class_efficiency_by_layer.back();
     }
     const double k = v.model_s / v.measured_s;
     e->efficiency = std::min(100.0, e->efficiency * k);

@@ -121,14 +121,76 @@ struct LayerBench {
   }
 };
 
-// Times one linear layer forward (out = inp W^T + b) and backward (zeroed dinp, dgrad + wgrad).
+// Copies of a GEMM's operands that must come from memory: `count` sets, together at least twice
+// the last-level cache, so that a loop over them finds each set evicted by the others. The sets
+// live in one arena kept for the process (allocating and faulting in 64 MB per GEMM tripled
+// the sweep's time).
+struct Rotation {
+  float* base = nullptr;
+  int64_t floats_per_set = 0;
+  int64_t count = 0;
+  Rotation(const std::vector<std::pair<const float*, int64_t>>& operands, const CacheSizes& c) {
+    for (const auto& op : operands) floats_per_set += op.second;
+    const auto bytes = static_cast<size_t>(floats_per_set) * sizeof(float);
+    count = std::max<int64_t>(2, static_cast<int64_t>((2 * c.llc_bytes + bytes - 1) / bytes));
+    static thread_local std::vector<float> arena;
+    const auto need = static_cast<size_t>(count * floats_per_set);
+    if (arena.size() < need) arena.resize(need);
+    base = arena.data();
+    for (int64_t set = 0; set < count; ++set) {
+      float* dst = at(set, 0);
+      for (const auto& op : operands) dst = std::copy(op.first, op.first + op.second, dst);
+    }
+  }
+  float* at(int64_t set, int64_t offset) const { return base + set * floats_per_set + offset; }
+};
+
+// Seconds per call of f(set) over one loop through every set of `r`; the median of three loops,
+// or of as many as it takes for o.repeats calls.
+template <class F>
+double rotating_s(const BenchOptions& o, const Rotation& r, F&& f) {
+  for (int i = 0; i < o.warmup; ++i) f(i % r.count);
+  std::vector<double> t;
+  const int64_t loops = std::max<int64_t>(3, (std::max(1, o.repeats) + r.count - 1) / r.count);
+  for (int64_t i = 0; i < loops; ++i) {
+    const auto t0 = Clock::now();
+    for (int64_t set = 0; set < r.count; ++set) f(set);
+    t.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / static_cast<double>(r.count));
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// Times one linear layer forward (out = inp W^T + b) and backward (zeroed dinp, dgrad + wgrad)
+// as a training step meets it: its weight, and in backward its stashed input and the weight
+// gradient, were last touched a whole pass of the other layers ago, so they come from memory;
+// its output goes to a buffer of its own. Warm (o.hot_inputs), the operand the previous op just
+// produced (inp forward, dout backward) is hot; cold, it comes from memory too. Each call takes
+// the next of a rotation of operand copies larger than the last-level cache (no flush between
+// calls: another rank's flush would load the memory this one times). Timed with every operand
+// hot, gpt-tiny's GEMMs ran 9-24% faster than the executor ran them; flushing twice the
+// last-level cache before each call left the 64-row GEMMs 20-50% slower, by an amount that
+// changed from one calibration to the next.
 void bench_linear(ComputeSample& s, const BenchOptions& o, float* out, const float* inp,
                   const float* w, const float* b, float* dinp, float* dw, float* db,
                   const float* dout, int64_t N, int64_t C, int64_t OC) {
-  const double fwd = median_s(o, [&] { k::matmul_forward(out, inp, w, b, N, C, OC); });
-  const double bwd = median_s(o, [&] {
-    std::fill(dinp, dinp + N * C, 0.0f);
-    k::matmul_backward(dinp, dw, db, dout, inp, w, N, C, OC);
+  const bool warm = o.hot_inputs;
+  const int64_t n_out = N * OC, n_inp = N * C, n_w = OC * C;
+  // Forward: [w, out] (+ inp cold).
+  std::vector<std::pair<const float*, int64_t>> f_ops = {{w, n_w}, {out, n_out}};
+  if (!warm) f_ops.push_back({inp, n_inp});
+  Rotation fr(f_ops, o.caches);
+  const double fwd = rotating_s(o, fr, [&](int64_t i) {
+    k::matmul_forward(fr.at(i, n_w), warm ? inp : fr.at(i, n_w + n_out), fr.at(i, 0), b, N, C, OC);
+  });
+  // Backward: [w, inp, dw] (+ dout cold); dinp is zeroed inside the call, so hot.
+  std::vector<std::pair<const float*, int64_t>> b_ops = {{w, n_w}, {inp, n_inp}, {dw, n_w}};
+  if (!warm) b_ops.push_back({dout, n_out});
+  Rotation br(b_ops, o.caches);
+  const double bwd = rotating_s(o, br, [&](int64_t i) {
+    std::fill(dinp, dinp + n_inp, 0.0f);
+    k::matmul_backward(dinp, br.at(i, n_w + n_inp), db, warm ? dout : br.at(i, 2 * n_w + n_inp),
+                       br.at(i, n_w), br.at(i, 0), N, C, OC);
   });
   const double m = static_cast<double>(N), n = static_cast<double>(OC), kk = static_cast<double>(C);
   s.gemms.push_back({false, m, n, kk, fwd});
@@ -234,8 +296,9 @@ ComputeSample bench_compute(const ModelSpec& m, int64_t tp, int64_t micro_batch,
   // Warm: no flush, the data hot from the warm-up and the previous repeat. A trainer's
   // consecutive ops hand each other their tensors the same way; flushing the private caches
   // before each call (data in the shared L3 only) left gpt-tiny's ops 15-30% slower than the
-  // executor ran them.
+  // executor ran them. GEMMs keep their weights cold in both passes (bench_linear).
   warm.flush_bytes = 0;
+  warm.hot_inputs = true;
   MPI_Barrier(comm);
   ComputeSample s = bench_compute_pass(m, tp, micro_batch, cold);
   MPI_Barrier(comm);  // no rank's cold flush while another times warm calls

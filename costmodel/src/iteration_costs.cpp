@@ -201,7 +201,9 @@ double op_roofline_s(const Op& op, double peak_flops_per_s, double bandwidth_byt
   return op.kind == OpKind::gemm ? std::max(mem_s, op.flops / peak_flops_per_s) : mem_s;
 }
 
-LayerKey layer_key(const ModelSpec& m) { return {m.seq_len, m.hidden, m.heads, m.ffn_hidden, m.vocab}; }
+LayerKey layer_key(const ModelSpec& m, int64_t tp) {
+  return {m.seq_len, m.hidden, m.heads, m.ffn_hidden, m.vocab, tp};
+}
 
 double op_time_s(const Op& op, const GpuSpec& gpu, const JobSpec& j, const EfficiencyProfile& prof,
                  double cache_fraction, const LayerKey& layer) {
@@ -237,7 +239,7 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
   IterationCosts out;
   Rates rates = rates_for(c.gpu, j, prof);
   rates.cache_fraction = cache_resident_fraction(m, j, p, prof);
-  rates.layer = layer_key(m);
+  rates.layer = layer_key(m, p.tp);
   out.cache_fraction = rates.cache_fraction;
   out.peak_flops_per_s = rates.peak_flops_per_s;
   const ShardShape sh = shard_shape(m, j, p);

@@ -53,10 +53,13 @@ const GemmShapeEfficiency* EfficiencyProfile::gemm_shape(const std::string& role
 }
 
 const ClassLayerEfficiency* EfficiencyProfile::class_layer(const std::string& op_class,
-                                                           const LayerKey& layer) const {
+                                                           const LayerKey& layer, bool exact) const {
   for (const ClassLayerEfficiency& c : op_class_efficiency_by_layer)
     if (c.op_class == op_class && c.layer == layer) return &c;
-  return nullptr;
+  if (exact || layer.tp == 0) return nullptr;
+  LayerKey any = layer;
+  any.tp = 0;
+  return class_layer(op_class, any, true);
 }
 
 const CollectiveFit* EfficiencyProfile::collective_fit(Collective c, bool inter_node,
@@ -129,11 +132,12 @@ void read_class_layers(JsonObjectReader& r, EfficiencyProfile& p) {
     c.layer.heads = e.get_int("heads", 1, kMax);
     c.layer.ffn_hidden = e.get_int("ffn_hidden", 1, kMax);
     c.layer.vocab = e.get_int("vocab", 1, kMax);
+    if (e.has("tp")) c.layer.tp = e.get_int("tp", 1, kMax);
     c.efficiency = e.get_number("efficiency", 1e-6, 100);
     if (e.has("warm_efficiency")) c.warm_efficiency = e.get_number("warm_efficiency", 1e-6, 100);
     e.finish();
-    if (p.class_layer(c.op_class, c.layer))
-      throw InputError(r.source(), e.path_of("class"), "class and layer dimensions listed twice");
+    if (p.class_layer(c.op_class, c.layer, true))
+      throw InputError(r.source(), e.path_of("class"), "class, layer dimensions and tp listed twice");
     p.op_class_efficiency_by_layer.push_back(c);
   }
 }
@@ -292,6 +296,7 @@ nlohmann::json to_json(const EfficiencyProfile& p) {
       nlohmann::json e = {{"class", c.op_class}, {"seq_len", k.seq_len}, {"hidden", k.hidden},
                           {"heads", k.heads}, {"ffn_hidden", k.ffn_hidden}, {"vocab", k.vocab},
                           {"efficiency", c.efficiency}};
+      if (k.tp > 0) e["tp"] = k.tp;
       if (c.warm_efficiency > 0) e["warm_efficiency"] = c.warm_efficiency;
       a.push_back(e);
     }

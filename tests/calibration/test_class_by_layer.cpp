@@ -137,7 +137,7 @@ TEST_CASE("profiles write and read per-layer class efficiencies and reject bad o
   parallax::test::require_input_error([&] { read(zero); }, "$.op_class_efficiency_by_layer[0].efficiency", {});
 }
 
-TEST_CASE("a refit from a run of a model with its own entry scales that entry, not the aggregate") {
+TEST_CASE("a refit from a run of a model with its own entry scales that entry for the run's tp only") {
   // The run: gpt-tiny tp1 dp1, each step timing attention_forward at 2 ms in all.
   nlohmann::json run = parallax::test::executor_run_json(1, 1, 0.01);
   run["ranks"][0]["ops"].push_back({{"name", "attention_forward"}, {"stream", "compute"}, {"calls", 16},
@@ -153,8 +153,23 @@ TEST_CASE("a refit from a run of a model with its own entry scales that entry, n
   // measured 2 ms per step.
   const double roof = class_roofline(tiny, m.plan.cluster.gpu, 1, 2, "attention") *
                       static_cast<double>(m.plan.plan.num_micro_batches * tiny.layers);
-  const ClassLayerEfficiency* e = out.class_layer("attention", layer_key(tiny));
+  REQUIRE(m.plan.plan.tp == 1);
+  const ClassLayerEfficiency* e = out.class_layer("attention", layer_key(tiny, 1));
   REQUIRE(e != nullptr);
+  CHECK(e->layer.tp == 1);
   CHECK(e->efficiency == Approx(roof / 0.002));
+  // Other tp keep the microbenchmarks' entry for every tp; models without one the aggregate.
+  const ClassLayerEfficiency* any = out.class_layer("attention", layer_key(tiny, 2));
+  REQUIRE(any != nullptr);
+  CHECK(any->layer.tp == 0);
+  CHECK(any->efficiency == Approx(0.10));
   CHECK(out.op_class_efficiency.at("attention") == Approx(0.05));
+  // The tp-keyed entry goes through JSON and back.
+  const nlohmann::json j = to_json(out);
+  JsonObjectReader r(j, "p.json");
+  const EfficiencyProfile back = read_profile(r);
+  const ClassLayerEfficiency* b = back.class_layer("attention", layer_key(tiny, 1), true);
+  REQUIRE(b != nullptr);
+  CHECK(b->efficiency == Approx(roof / 0.002));
+  CHECK(back.class_layer("attention", layer_key(tiny, 2), true) == nullptr);
 }

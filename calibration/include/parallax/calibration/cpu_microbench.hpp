@@ -30,13 +30,16 @@ struct BenchOptions {
   int repeats = 5;
   CacheSizes caches;
   size_t flush_bytes = 0;  // scratch written before each timed call (set by bench_compute)
+  bool hot_inputs = false;  // GEMMs: the operand the previous op produced is hot (warm pass)
 };
 
 // One micro-batch through one layer, the embedding and the head, timed kernel by kernel on this
 // rank's compute threads (set them before calling), twice: cold (caches flushed: the data comes
 // from memory) into class_s and the GEMMs' seconds, then warm (no flush: the data hot in the
-// caches from the previous call, as between a trainer's consecutive ops) into class_warm_s and warm_seconds. Collective over `comm`
-// (barriers keep one rank's cold flushes out of another's warm pass).
+// caches from the previous call, as between a trainer's consecutive ops) into class_warm_s and
+// warm_seconds. GEMMs find their weights in memory in both passes (a rotation of copies larger
+// than the cache, not a flush); warm, the activation operand is hot. Collective over `comm` (barriers keep one rank's cold flushes out of another's warm
+// pass).
 ComputeSample bench_compute(const ModelSpec& m, int64_t tp, int64_t micro_batch,
                             const BenchOptions& o, MPI_Comm comm);
 OptimizerSample bench_optimizer(int64_t params, const BenchOptions& o);

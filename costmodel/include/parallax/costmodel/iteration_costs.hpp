@@ -44,8 +44,8 @@ struct IterationCosts {
 // Layers the profile measured (op_class_efficiency_by_layer) use their own class efficiencies.
 double op_time_s(const Op& op, const GpuSpec& gpu, const JobSpec& j, const EfficiencyProfile& prof,
                  double cache_fraction = 0, const LayerKey& layer = {});
-// A model's layer dimensions, as profiles key per-layer class efficiencies.
-LayerKey layer_key(const ModelSpec& m);
+// A model's layer dimensions and a tp (0: any), as profiles key per-layer class efficiencies.
+LayerKey layer_key(const ModelSpec& m, int64_t tp = 0);
 // Fraction of a plan's per-rank working set the profile's cache_bytes_per_rank holds,
 // min(1, cache / W), W = the largest stage's weights + gradients + stashed activations + buffers
 // (memory.hpp; optimizer state is left out: only the optimizer step touches it). 0 when the

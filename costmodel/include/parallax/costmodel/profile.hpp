@@ -41,9 +41,14 @@ struct GemmShapeEfficiency {
   double warm_efficiency = 0;  // operands in the last-level cache (0: not measured)
 };
 
-// A model's layer dimensions, which key per-layer op-class efficiencies.
+// A model's layer dimensions, which key per-layer op-class efficiencies, and optionally the
+// tensor-parallel degree: tp 0 is the microbenchmarks' average over every tp they ran; a refit
+// from executed runs keys its correction by the run's tp (tp changes every op's shape, so a tp 2
+// run says little about tp 1 shards: on this machine a refit from a tp 2 gpt-tiny run moved the
+// tp 1 plans' predictions 3% the wrong way).
 struct LayerKey {
   int64_t seq_len = 0, hidden = 0, heads = 0, ffn_hidden = 0, vocab = 0;
+  int64_t tp = 0;
   auto operator<=>(const LayerKey&) const = default;
 };
 
@@ -112,8 +117,10 @@ struct EfficiencyProfile {
   // The measured efficiency of exactly this shape and role, or nullptr.
   const GemmShapeEfficiency* gemm_shape(const std::string& role, double batch, double m, double n,
                                         double k) const;
-  // The measured efficiency of this class on exactly these layer dimensions, or nullptr.
-  const ClassLayerEfficiency* class_layer(const std::string& op_class, const LayerKey& layer) const;
+  // The measured efficiency of this class on these layer dimensions: the entry of the key's tp,
+  // else (tp > 0) the entry for any tp (tp 0), else nullptr. `exact`: the key's entry only.
+  const ClassLayerEfficiency* class_layer(const std::string& op_class, const LayerKey& layer,
+                                          bool exact = false) const;
   // The fit for this collective and span with the nearest group size, or nullptr.
   const CollectiveFit* collective_fit(Collective c, bool inter_node, int64_t ranks) const;
   // Throws InputError naming the framework and the known ones.

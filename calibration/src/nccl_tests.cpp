@@ -221,12 +221,13 @@ class RowReader {
     if (!x || !std::isfinite(*x) || *x < 0) fail(c, "must be a finite number >= 0", v);
     return *x;
   }
-  // "%6g" of a count of wrong elements; "N/A" without validation.
+  // "%6g" of a count of wrong elements; "N/A" without validation. At most 2^53 (doubles count
+  // exactly that far; a larger one would not fit the int64 either: found by fuzz_nccl_tests).
   int64_t wrong(const Column& c, const std::string& v) const {
     if (v == "N/A") return -1;
     const auto x = text_scan::parse_double(v);
-    if (!x || !std::isfinite(*x) || *x < 0 || std::floor(*x) != *x)
-      fail(c, "must be a whole number >= 0 or N/A", v);
+    if (!x || !std::isfinite(*x) || *x < 0 || *x > 9007199254740992.0 || std::floor(*x) != *x)
+      fail(c, "must be a whole number from 0 to 2^53 or N/A", v);
     return static_cast<int64_t>(*x);
   }
   // Older versions: "%5.0le" of the max error, "*" appended when it is out of bounds.

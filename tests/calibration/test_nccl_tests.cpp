@@ -277,6 +277,23 @@ TEST_CASE("nccl-tests bad input: a negative bandwidth or a non-numeric count") {
                             {"must be a whole number >= 0", "\"32.5\""});
 }
 
+TEST_CASE("nccl-tests bad input: a #wrong count beyond what a count can be (fuzz finding)") {
+  // fuzz_nccl_tests: a #wrong of 8.9e127 passed the whole-number check and overflowed the
+  // conversion to a 64-bit count (UBSan). Counts are bounded by 2^53, the last exact double.
+  const std::string row = "        4096          1024     float     sum      -1    10.87    0.38    0.66      0";
+  const std::string big = with_row(row, row + "88888888888888888888");  // 8.9e19
+  test::require_input_error([&] { parse_nccl_tests(big, "x.txt"); },
+                            "line " + std::to_string(test::line_of(big, row)) + ", out-of-place #wrong",
+                            {"must be a whole number from 0 to 2^53 or N/A", "088888888888888888888"});
+  const std::string huge = with_row(row, row + std::string(120, '8'));
+  test::require_input_error([&] { parse_nccl_tests(huge, "x.txt"); },
+                            "line " + std::to_string(test::line_of(huge, row)) + ", out-of-place #wrong",
+                            {"from 0 to 2^53"});
+  // 2^53 itself is a count.
+  const std::string edge = with_row(row + "    10.82", "        4096          1024     float     sum      -1    10.87    0.38    0.66  9007199254740992    10.82");
+  CHECK(parse_nccl_tests(edge, "x.txt").rows.size() > 0);
+}
+
 TEST_CASE("nccl-tests bad input: processes that each ran alone, two tests in one file") {
   // nccl-tests built without MPI=1 and started by mpirun: every process is rank 0.
   const std::string alone = with_row("#  Rank  1 Group  0", "#  Rank  0 Group  0");

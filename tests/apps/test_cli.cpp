@@ -67,7 +67,7 @@ TEST_CASE("version lists the executor backends this build has") {
   CHECK(v.out.find(std::string("(backends: ") + PARALLAX_EXPECT_BACKENDS + ")") != std::string::npos);
 }
 
-TEST_CASE("run --backend takes cpu or cuda and refuses cuda when built without it") {
+TEST_CASE("run --backend takes cpu or cuda and refuses cuda when built without it", "[mpi]") {
   const std::string backends = PARALLAX_EXPECT_BACKENDS;
   if (backends.find("cpu") == std::string::npos) {
     CHECK(run("run --help").code != 0);  // no executor in this build: no run command

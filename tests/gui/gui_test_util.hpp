@@ -66,7 +66,16 @@ inline void type_into(QLineEdit* e, const QString& text) {
 }
 
 // Waits until no re-plan, simulation or sweep runs or is queued.
-inline bool wait_idle(MainWindow& w, int timeout_ms = 60000) {
+// Waits scale with the build: under ASan + UBSan (scripts/test-sanitize) the planner behind the
+// window runs 10-15x slower than in the release build.
+#if defined(PARALLAX_SANITIZED)
+inline constexpr int kWaitScale = 20;
+#else
+inline constexpr int kWaitScale = 1;
+#endif
+inline int wait_ms(int ms) { return ms * kWaitScale; }
+
+inline bool wait_idle(MainWindow& w, int timeout_ms = wait_ms(60000)) {
   QTest::qWait(1);
   return QTest::qWaitFor([&] { return w.idle(); }, timeout_ms);
 }

@@ -77,7 +77,7 @@ class TestActions : public QObject {
     QSignalSpy saved(&w, &MainWindow::report_saved);
     QSignalSpy failed(&w, &MainWindow::action_failed);
     w.save_report(gui);
-    QVERIFY(saved.wait(120000));
+    QVERIFY(saved.wait(wait_ms(120000)));
     QCOMPARE(failed.count(), 0);
     const CliRun r = run_cli({"report", "--model", "gpt3-175b", "--gpus", "512", "--global-batch",
                               "1536", "--price", "2", "--out", cli});

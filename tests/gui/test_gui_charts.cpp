@@ -88,7 +88,7 @@ class TestCharts : public QObject {
     w.resize(1600, 1040);
     w.show();
     QSignalSpy scaled(&w, &MainWindow::scaling_shown);
-    QVERIFY(scaled.count() > 0 || scaled.wait(60000));
+    QVERIFY(scaled.count() > 0 || scaled.wait(wait_ms(60000)));
     QVERIFY(wait_idle(w));
     // Which palette colours each chart must show: memory's five parts, time's compute and
     // bubble, the pipeline's forward and backward steps, scaling's two curves.
@@ -115,7 +115,7 @@ class TestCharts : public QObject {
     QVERIFY(wait_idle(w));
     QSignalSpy shown(&w, &MainWindow::selection_shown);
     w.select_row(2);
-    QVERIFY(shown.count() > 0 || shown.wait(30000));
+    QVERIFY(shown.count() > 0 || shown.wait(wait_ms(30000)));
     QCOMPARE(shown.last().at(0).toInt(), 2);
     QCOMPARE(w.selected_row(), 2);
     const RankedPlan& r = w.outcome()->search.plans[2];

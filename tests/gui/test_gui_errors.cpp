@@ -26,7 +26,7 @@ class TestErrors : public QObject {
     const auto table = table_values(w);
     QSignalSpy failed(&w, &MainWindow::plan_failed);
     edit();
-    QVERIFY(failed.count() > 0 || failed.wait(30000));
+    QVERIFY(failed.count() > 0 || failed.wait(wait_ms(30000)));
     QVERIFY(wait_idle(w));
     const QString shown = w.inputs_panel()->error_text();
     QCOMPARE(shown, cli_message);
@@ -41,7 +41,7 @@ class TestErrors : public QObject {
   void expect_recovery(MainWindow& w, const std::function<void()>& fix, const QString& field) {
     QSignalSpy planned(&w, &MainWindow::planned);
     fix();
-    QVERIFY(planned.count() > 0 || planned.wait(30000));
+    QVERIFY(planned.count() > 0 || planned.wait(wait_ms(30000)));
     QVERIFY(w.inputs_panel()->error_text().isEmpty());
     QVERIFY(!find<QWidget>(w, field.toUtf8().constData())->property("inputError").isValid());
   }

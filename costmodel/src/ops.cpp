@@ -4,6 +4,8 @@
 #include "parallax/costmodel/ops.hpp"
 
 #include <algorithm>
+#include <iterator>
+#include <utility>
 
 #include "parallax/core/gpu_spec.hpp"
 
@@ -12,29 +14,28 @@ namespace {
 
 constexpr double kMaskBytes = 1;  // dropout masks are stored as bytes
 
-void add_gemm(std::vector<Op>& ops, const std::string& name, Phase phase, GemmShape g) {
+void add_gemm(std::vector<Op>& ops, std::string name, Phase phase, GemmShape g) {
   Op op;
-  op.name = name;
   op.op_class = op_class_of(name);
+  op.name = std::move(name);
   op.kind = OpKind::gemm;
   op.phase = phase;
   op.shape = g;
   op.flops = 2 * g.batch * g.m * g.n * g.k;
   // Inputs and output once each in 16-bit; the roofline max() makes this matter only for slim GEMMs.
   op.bytes = 2 * g.batch * (g.m * g.k + g.k * g.n + g.m * g.n);
-  ops.push_back(op);
+  ops.push_back(std::move(op));
 }
 
-void add_mem(std::vector<Op>& ops, const std::string& name, Phase phase, double bytes,
-             double flops) {
+void add_mem(std::vector<Op>& ops, std::string name, Phase phase, double bytes, double flops) {
   Op op;
-  op.name = name;
   op.op_class = op_class_of(name);
+  op.name = std::move(name);
   op.kind = OpKind::memory;
   op.phase = phase;
   op.bytes = bytes;
   op.flops = flops;
-  ops.push_back(op);
+  ops.push_back(std::move(op));
 }
 
 // A linear layer Y[M,N] = X[M,K] W[K,N]: forward, data-grad dX = dY W^T, weight-grad dW = X^T dY.
@@ -76,8 +77,14 @@ void attention_core_forward(std::vector<Op>& ops, const LayerDims& L, Phase phas
   add_gemm(ops, "attn.context", phase, {L.b * L.a_local, L.s, L.d, L.s});
 }
 
+// Ops of one layer: at most 16 forward, 18 backward (with RoPE); the planner builds these lists
+// for every plan it predicts, so they are allocated once at their size.
+constexpr size_t kLayerForwardOps = 16, kLayerBackwardOps = 18;
+
 std::vector<Op> layer_forward(const ModelSpec& m, const LayerDims& L, std::vector<Op>& bwd) {
   std::vector<Op> fwd;
+  fwd.reserve(kLayerForwardOps);
+  bwd.reserve(kLayerBackwardOps);
   const double sb = L.s * L.b;
   const double qkv_n = (L.a_local + 2 * L.kv_local) * L.d;
   const bool swiglu = m.activation == Activation::swiglu;
@@ -185,6 +192,7 @@ std::vector<Op> layer_ops(const ModelSpec& m, const ShardShape& s, Recompute rec
   const LayerDims L = dims(m, s);
   std::vector<Op> bwd;
   std::vector<Op> ops = layer_forward(m, L, bwd);
+  ops.reserve(2 * ops.size() + bwd.size());
   if (recompute == Recompute::full) {
     std::vector<Op> unused;
     for (Op op : layer_forward(m, L, unused)) {
@@ -194,7 +202,7 @@ std::vector<Op> layer_ops(const ModelSpec& m, const ShardShape& s, Recompute rec
   } else if (recompute == Recompute::selective) {
     attention_core_forward(ops, L, Phase::recompute);
   }
-  ops.insert(ops.end(), bwd.begin(), bwd.end());
+  ops.insert(ops.end(), std::make_move_iterator(bwd.begin()), std::make_move_iterator(bwd.end()));
   return ops;
 }
 

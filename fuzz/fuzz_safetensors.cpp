@@ -1,10 +1,15 @@
-// libFuzzer target: safetensors checkpoint shards: header, metadata, data (read_shard_file).
+// libFuzzer target: safetensors checkpoint shards: header, metadata, data (read_shard_file), and
+// the reassembly of what it accepts into global tensors (assemble), whose indices come from the
+// shard metadata.
 #include "fuzz_input.hpp"
 #include "parallax/executor/safetensors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace parallax;
   const std::string path = fuzz::as_file(data, size, ".safetensors");
-  fuzz::expect_input_error_only([&] { (void)exec::read_shard_file(path); });
+  fuzz::expect_input_error_only([&] {
+    const exec::ShardFile f = exec::read_shard_file(path);
+    (void)exec::assemble({f});
+  });
   return 0;
 }

@@ -63,6 +63,12 @@ ShardEntry entry(const ParamTensor& t, const std::string& prefix, const float* d
   return e;
 }
 
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
 void transpose_2d(GlobalTensor& g) {
   const int64_t rows = g.shape[0], cols = g.shape[1];
   std::vector<float> out(g.data.size());
@@ -143,7 +149,10 @@ std::map<std::string, GlobalTensor> read_global_tensors(const std::string& dir,
   for (const auto& p : paths) files.push_back(read_shard_file(p.string()));
   auto all = assemble(files, prefix);
   for (auto& [name, g] : all)
-    if (hf_conv1d(name)) transpose_2d(g);
+    if (hf_conv1d(name)) {
+      if (g.shape.size() != 2) throw InputError(dir, name, "a Conv1D weight must have 2 dimensions");
+      transpose_2d(g);
+    }
   return all;
 }
 
@@ -162,9 +171,18 @@ bool load_latest_checkpoint(const std::string& dir, Trainer& t, const ProcessGro
       // Weights are required; a weights-only checkpoint (e.g. from the PyTorch reference)
       // starts Adam from zero.
       for (const auto& x : t.tensors())
-        for (const std::string p : {"", "optimizer.m.", "optimizer.v."})
-          if (!all.count(p + x.name) && (p.empty() || all.count("optimizer.m." + x.name)))
-            throw InputError(sd.string(), p + x.name, "tensor missing from the checkpoint");
+        for (const std::string p : {"", "optimizer.m.", "optimizer.v."}) {
+          const auto it = all.find(p + x.name);
+          if (it == all.end()) {
+            if (p.empty() || all.count("optimizer.m." + x.name))
+              throw InputError(sd.string(), p + x.name, "tensor missing from the checkpoint");
+            continue;
+          }
+          // A checkpoint of another model: the same names, other sizes.
+          if (it->second.shape != x.global_shape)
+            throw InputError(sd.string(), p + x.name, "global shape " + shape_text(it->second.shape) +
+                                                          " differs from this plan's " + shape_text(x.global_shape));
+        }
     } catch (const InputError& e) {
       if (g.world.rank == 0)
         std::fprintf(stderr, "parallax: warning: checkpoint refused: %s; trying an older one\n",

@@ -1,5 +1,6 @@
 #include "parallax/executor/safetensors.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -54,6 +55,100 @@ void write_shard_file(const std::string& path, const ShardFile& f) {
   write_file_durably(path, {std::string_view(reinterpret_cast<const char*>(&n), 8), h, data});
 }
 
+namespace {
+
+// Checkpoint headers are input like any file a user hands us: every field is checked before it
+// is used to size or index memory (fuzz_safetensors found a metadata value of the wrong type
+// escaping as a JSON library exception).
+constexpr int64_t kMaxDim = int64_t{1} << 40;  // elements along one dimension
+constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+class HeaderReader {
+ public:
+  explicit HeaderReader(const std::string& path) : path_(path) {}
+
+  [[noreturn]] void fail(const std::string& where, const std::string& why) const {
+    throw InputError(path_, where, why);
+  }
+  const json& member(const json& o, const std::string& key, const std::string& where) const {
+    if (!o.is_object()) fail(where, "must be an object");
+    const auto it = o.find(key);
+    if (it == o.end()) fail(where + "." + key, "is required");
+    return *it;
+  }
+  int64_t whole(const json& v, int64_t min, int64_t max, const std::string& where) const {
+    if (!v.is_number_integer() || v.get<int64_t>() < min || v.get<int64_t>() > max ||
+        (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(max)))
+      fail(where, "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max));
+    return v.get<int64_t>();
+  }
+  // A shape of 1 or 2 dimensions (the executor's tensors), each 0..kMaxDim, at most kMaxElements.
+  std::vector<int64_t> shape(const json& v, int64_t min_dim, const std::string& where) const {
+    if (!v.is_array() || v.empty() || v.size() > 2) fail(where, "must be an array of 1 or 2 dimensions");
+    std::vector<int64_t> out;
+    int64_t n = 1;
+    for (size_t i = 0; i < v.size(); ++i) {
+      out.push_back(whole(v[i], min_dim, kMaxDim, where + "[" + std::to_string(i) + "]"));
+      if (out.back() > 0 && n > kMaxElements / out.back()) fail(where, "more than 2^40 elements");
+      n *= out.back();
+    }
+    return out;
+  }
+
+ private:
+  const std::string& path_;
+};
+
+int64_t product(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+// The shard's place in its global tensor: "shard:<name>" metadata, checked against the local
+// shape so that every local element maps to exactly one element of the global tensor.
+void read_shard_metadata(const HeaderReader& r, const std::string& text, ParamTensor& t,
+                         const std::string& where) {
+  json s;
+  try {
+    s = json::parse(text);
+  } catch (const json::exception&) {
+    r.fail(where, "malformed shard metadata");
+  }
+  t.global_shape = r.shape(r.member(s, "global_shape", where), 1, where + ".global_shape");
+  const auto rank = static_cast<int64_t>(t.local_shape.size());
+  if (static_cast<int64_t>(t.global_shape.size()) != rank)
+    r.fail(where + ".global_shape", "has " + std::to_string(t.global_shape.size()) +
+                                        " dimensions, the tensor's shape " + std::to_string(rank));
+  t.shard_dim = static_cast<int>(r.whole(r.member(s, "dim", where), -1, rank - 1, where + ".dim"));
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != t.shard_dim && t.local_shape[static_cast<size_t>(d)] != t.global_shape[static_cast<size_t>(d)])
+      r.fail(where + ".global_shape", "differs from the shape in dimension " + std::to_string(d) +
+                                          ", which is not sharded");
+  const json& segs = r.member(s, "segments", where);
+  if (!segs.is_array()) r.fail(where + ".segments", "must be an array");
+  if (t.shard_dim < 0) {
+    if (!segs.empty()) r.fail(where + ".segments", "must be empty for a replicated tensor");
+    return;
+  }
+  const auto dim = static_cast<size_t>(t.shard_dim);
+  int64_t covered = 0;  // segments in local order, back to back from 0
+  for (size_t i = 0; i < segs.size(); ++i) {
+    const std::string w = where + ".segments[" + std::to_string(i) + "]";
+    if (!segs[i].is_array() || segs[i].size() != 3) r.fail(w, "must be [global_start, local_start, length]");
+    const ShardSegment g{r.whole(segs[i][0], 0, kMaxDim, w + "[0]"), r.whole(segs[i][1], 0, kMaxDim, w + "[1]"),
+                         r.whole(segs[i][2], 1, kMaxDim, w + "[2]")};
+    if (g.local_start != covered) r.fail(w, "must start where the previous segment ended (local " + std::to_string(covered) + ")");
+    if (g.global_start + g.length > t.global_shape[dim]) r.fail(w, "runs past the global dimension");
+    covered += g.length;
+    if (covered > t.local_shape[dim]) r.fail(w, "runs past the local dimension");
+    t.segments.push_back(g);
+  }
+  if (covered != t.local_shape[dim]) r.fail(where + ".segments", "do not cover the local dimension");
+}
+
+}  // namespace
+
 ShardFile read_shard_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "file", "cannot open");
@@ -70,30 +165,39 @@ ShardFile read_shard_file(const std::string& path) {
     throw bad("malformed header");
   }
   const std::string data = bytes.substr(8 + n);
+  const HeaderReader r(path);
   ShardFile f;
+  f.path = path;
+  if (!header.is_object()) throw bad("the header must be a JSON object");
   if (!header.contains("__metadata__")) throw bad("no __metadata__");
-  for (auto& [k, v] : header["__metadata__"].items()) f.metadata[k] = v.get<std::string>();
+  const json& meta = header["__metadata__"];
+  if (!meta.is_object()) r.fail("__metadata__", "must be an object");
+  for (const auto& [k, v] : meta.items()) {
+    if (!v.is_string()) r.fail("__metadata__." + k, "must be a string");
+    f.metadata[k] = v.get<std::string>();
+  }
   const auto sum = f.metadata.find("checksum_fnv1a64");
   if (sum == f.metadata.end()) throw bad("no checksum");
   if (sum->second != std::to_string(fnv1a64(data.data(), data.size())))
     throw bad("checksum mismatch (corrupted or truncated)");
-  for (auto& [name, v] : header.items()) {
+  for (const auto& [name, v] : header.items()) {
     if (name == "__metadata__") continue;
     ShardEntry e;
     e.shard.name = name;
-    e.shard.local_shape = v.at("shape").get<std::vector<int64_t>>();
-    const auto off = v.at("data_offsets").get<std::vector<size_t>>();
-    if (off.size() != 2 || off[1] < off[0] || off[1] > data.size()) throw bad(name + ": bad offsets");
-    e.data.resize((off[1] - off[0]) / sizeof(float));
-    if (static_cast<int64_t>(e.data.size()) != e.shard.numel()) throw bad(name + ": size/shape mismatch");
-    std::memcpy(e.data.data(), data.data() + off[0], off[1] - off[0]);
+    if (r.member(v, "dtype", name) != "F32") r.fail(name + ".dtype", "must be \"F32\"");
+    e.shard.local_shape = r.shape(r.member(v, "shape", name), 0, name + ".shape");
+    const json& off = r.member(v, "data_offsets", name);
+    if (!off.is_array() || off.size() != 2) r.fail(name + ".data_offsets", "must be [begin, end]");
+    const auto size = static_cast<int64_t>(data.size());
+    const int64_t begin = r.whole(off[0], 0, size, name + ".data_offsets[0]");
+    const int64_t end = r.whole(off[1], begin, size, name + ".data_offsets[1]");
+    if ((end - begin) != product(e.shard.local_shape) * static_cast<int64_t>(sizeof(float)))
+      throw bad(name + ": size/shape mismatch");
+    e.data.resize(static_cast<size_t>(end - begin) / sizeof(float));
+    if (end > begin) std::memcpy(e.data.data(), data.data() + begin, static_cast<size_t>(end - begin));
     const auto sm = f.metadata.find("shard:" + name);
     if (sm == f.metadata.end()) throw bad(name + ": no shard metadata");
-    const json s = json::parse(sm->second);
-    e.shard.global_shape = s.at("global_shape").get<std::vector<int64_t>>();
-    e.shard.shard_dim = s.at("dim").get<int>();
-    for (const auto& seg : s.at("segments"))
-      e.shard.segments.push_back({seg[0].get<int64_t>(), seg[1].get<int64_t>(), seg[2].get<int64_t>()});
+    read_shard_metadata(r, sm->second, e.shard, "__metadata__.shard:" + name);
     f.tensors.push_back(std::move(e));
   }
   return f;
@@ -102,16 +206,19 @@ ShardFile read_shard_file(const std::string& path) {
 std::map<std::string, GlobalTensor> assemble(const std::vector<ShardFile>& files,
                                              const std::string& prefix) {
   std::map<std::string, GlobalTensor> out;
+  std::map<std::string, std::string> first_file;  // tensor -> the file that set its shape
   for (const auto& f : files)
     for (const auto& e : f.tensors) {
       if (e.shard.name.rfind(prefix, 0) != 0) continue;
       GlobalTensor& g = out[e.shard.name];
       if (g.shape.empty()) {
         g.shape = e.shard.global_shape;
-        int64_t n = 1;
-        for (int64_t d : g.shape) n *= d;
-        g.data.assign(static_cast<size_t>(n), 0.0f);
-        g.filled.assign(static_cast<size_t>(n), false);
+        const auto n = static_cast<size_t>(product(g.shape));
+        g.data.assign(n, 0.0f);
+        g.filled.assign(n, false);
+        first_file[e.shard.name] = f.path;
+      } else if (g.shape != e.shard.global_shape) {
+        throw InputError(f.path, e.shard.name, "global shape differs from the one in " + first_file[e.shard.name]);
       }
       for (int64_t i = 0; i < e.shard.numel(); ++i) {
         const auto gi = static_cast<size_t>(global_flat_index(e.shard, i));
@@ -119,6 +226,13 @@ std::map<std::string, GlobalTensor> assemble(const std::vector<ShardFile>& files
         g.filled[gi] = true;
       }
     }
+  for (const auto& [name, g] : out) {
+    const auto have = std::count(g.filled.begin(), g.filled.end(), true);
+    if (have != static_cast<std::ptrdiff_t>(g.filled.size()))
+      throw InputError(first_file[name], name,
+                       "the checkpoint's files hold " + std::to_string(have) + " of its " +
+                           std::to_string(g.filled.size()) + " elements (a shard file is missing)");
+  }
   return out;
 }
 
@@ -130,8 +244,8 @@ void extract_shard(const GlobalTensor& g, const ParamTensor& t, float* out) {
       continue;
     }
     const int64_t gi = global_flat_index(t, i);
-    if (gi >= static_cast<int64_t>(g.data.size()))
-      throw std::runtime_error("checkpoint tensor " + t.name + " is smaller than this plan needs");
+    if (gi >= static_cast<int64_t>(g.data.size()))  // callers compare the global shapes first
+      throw std::logic_error("checkpoint tensor " + t.name + " is smaller than this plan needs");
     out[i] = g.data[static_cast<size_t>(gi)];
   }
 }

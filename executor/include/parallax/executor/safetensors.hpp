@@ -19,12 +19,14 @@ struct ShardEntry {
 };
 
 struct ShardFile {
+  std::string path;  // where it was read from (read_shard_file), for messages
   std::map<std::string, std::string> metadata;
   std::vector<ShardEntry> tensors;
 };
 
 void write_shard_file(const std::string& path, const ShardFile& f);
-// Throws InputError(path, ...) when the file is truncated, malformed or its checksum is wrong.
+// Throws InputError(path, ...) when the file is truncated, malformed or its checksum is wrong,
+// or a tensor's shard metadata does not map every local element into its global tensor.
 ShardFile read_shard_file(const std::string& path);
 
 struct GlobalTensor {
@@ -32,7 +34,9 @@ struct GlobalTensor {
   std::vector<float> data;
   std::vector<bool> filled;
 };
-// Every tensor of the files reassembled; tensors whose name starts with `prefix` only.
+// Every tensor of the files reassembled; tensors whose name starts with `prefix` only. Throws
+// InputError when two files disagree on a tensor's global shape or the files leave part of a
+// tensor uncovered (a shard file missing).
 std::map<std::string, GlobalTensor> assemble(const std::vector<ShardFile>& files,
                                              const std::string& prefix = "");
 // Copies this shard's part of the global tensor into out (t.numel() floats).

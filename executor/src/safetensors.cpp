@@ -82,9 +82,9 @@ class HeaderReader {
       fail(where, "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max));
     return v.get<int64_t>();
   }
-  // A shape of 1 or 2 dimensions (the executor's tensors), each 0..kMaxDim, at most kMaxElements.
+  // A shape of 1 to 8 dimensions, each 0..kMaxDim, at most kMaxElements in all.
   std::vector<int64_t> shape(const json& v, int64_t min_dim, const std::string& where) const {
-    if (!v.is_array() || v.empty() || v.size() > 2) fail(where, "must be an array of 1 or 2 dimensions");
+    if (!v.is_array() || v.empty() || v.size() > 8) fail(where, "must be an array of 1 to 8 dimensions");
     std::vector<int64_t> out;
     int64_t n = 1;
     for (size_t i = 0; i < v.size(); ++i) {
@@ -120,7 +120,8 @@ void read_shard_metadata(const HeaderReader& r, const std::string& text, ParamTe
   if (static_cast<int64_t>(t.global_shape.size()) != rank)
     r.fail(where + ".global_shape", "has " + std::to_string(t.global_shape.size()) +
                                         " dimensions, the tensor's shape " + std::to_string(rank));
-  t.shard_dim = static_cast<int>(r.whole(r.member(s, "dim", where), -1, rank - 1, where + ".dim"));
+  // Sharded tensors are the executor's weights: 1 or 2 dimensions (global_flat_index).
+  t.shard_dim = static_cast<int>(r.whole(r.member(s, "dim", where), -1, rank <= 2 ? rank - 1 : -1, where + ".dim"));
   for (int64_t d = 0; d < rank; ++d)
     if (d != t.shard_dim && t.local_shape[static_cast<size_t>(d)] != t.global_shape[static_cast<size_t>(d)])
       r.fail(where + ".global_shape", "differs from the shape in dimension " + std::to_string(d) +

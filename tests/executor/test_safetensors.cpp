@@ -97,8 +97,8 @@ TEST_CASE("bad shard headers: one InputError naming the field, never a library e
       [&] { (void)exec::read_shard_file(edited("e1", [](json& h) { h["__metadata__"]["x"] = json::array(); })); },
       "__metadata__.x", {"must be a string"});
   test::require_input_error(
-      [&] { (void)exec::read_shard_file(edited("e2", [](json& h) { h["w"]["shape"] = {1, 2, 3}; })); },
-      "w.shape", {"1 or 2 dimensions"});
+      [&] { (void)exec::read_shard_file(edited("e2", [](json& h) { h["w"]["shape"] = json::array(); })); },
+      "w.shape", {"1 to 8 dimensions"});
   test::require_input_error(
       [&] { (void)exec::read_shard_file(edited("e3", [](json& h) { h["w"]["data_offsets"] = {0, 1 << 20}; })); },
       "w.data_offsets[1]", {"must be a whole number from 0 to 24"});
@@ -141,6 +141,15 @@ TEST_CASE("bad shard headers: one InputError naming the field, never a library e
         }));
       },
       "__metadata__.shard:w.global_shape", {"2^40 elements"});
+  // Only 1- and 2-dimensional tensors may be sharded; others are replicated (the reference's logits).
+  test::require_input_error(
+      [&] {
+        (void)exec::read_shard_file(edited("e10", [](json& h) {
+          h["w"]["shape"] = {2, 3, 1};
+          set_shard_meta(h, {{"global_shape", {4, 3, 1}}, {"dim", 0}, {"segments", {{0, 0, 2}}}});
+        }));
+      },
+      "__metadata__.shard:w.dim", {"from -1 to -1"});
   // The unedited header still reads.
   CHECK(exec::read_shard_file(edited("ok", [](json&) {})).tensors.size() == 1);
 }

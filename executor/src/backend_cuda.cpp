@@ -9,10 +9,6 @@ namespace parallax::exec {
 
 namespace cu = kernels::cuda;
 
-namespace {
-std::atomic<size_t> g_device_bytes{0};
-}  // namespace
-
 void* device_alloc(size_t bytes) {
   if (bytes == 0) return nullptr;
   void* p = nullptr;
@@ -21,17 +17,13 @@ void* device_alloc(size_t bytes) {
   // not wait for: finish it here (allocation happens when the trainer is built, not in a step).
   PX_CUDA(cudaMemset(p, 0, bytes));
   PX_CUDA(cudaStreamSynchronize(nullptr));
-  g_device_bytes += bytes;
   return p;
 }
 
-void device_free(void* p, size_t bytes) {
+void device_free(void* p) {
   if (!p) return;
   cudaFree(p);  // destructors do not throw
-  g_device_bytes -= bytes;
 }
-
-size_t device_bytes_allocated() { return g_device_bytes.load(); }
 
 // ---- EventTimer ----
 
@@ -116,7 +108,7 @@ CudaBackend::StashSync::~StashSync() {
 CudaBackend::CudaBackend(Recorder& rec, int device) : rec_(rec), device_(device) {
   PX_CUDA(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
   blas_ = std::make_unique<cu::Blas>(compute_);
-  scalars_ = DeviceBuffer<double>(2);
+  scalars_ = alloc<double>(2);
 }
 
 CudaBackend::~CudaBackend() {
@@ -142,7 +134,7 @@ void CudaBackend::order(cudaStream_t after, cudaStream_t before) {
 void CudaBackend::reserve_attention(int64_t B, int64_t T, int64_t NH) {
   const size_t bytes = cu::attention_workspace_bytes(B, T, NH);
   if (bytes <= attention_bytes_) return;
-  attention_ws_ = DeviceBuffer<char>(static_cast<int64_t>(bytes));  // at construction only
+  attention_ws_ = alloc<char>(static_cast<int64_t>(bytes));  // at construction only
   attention_bytes_ = bytes;
 }
 
@@ -238,7 +230,7 @@ nlohmann::json CudaBackend::memory_json() const {
   PX_CUDA(cudaMemGetInfo(&free_b, &total_b));
   return {{"device_index", device_},
           {"device", cu::device_description(device_)},
-          {"allocated_bytes", static_cast<double>(device_bytes_allocated())},
+          {"allocated_bytes", static_cast<double>(device_bytes_->allocated)},
           {"attention_workspace_bytes", static_cast<double>(attention_bytes_)},
           {"used_bytes_at_end", static_cast<double>(total_b - free_b)},
           {"total_bytes", static_cast<double>(total_b)}};

@@ -24,7 +24,6 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <atomic>
 #include <memory>
 #include <string>
 #include <utility>
@@ -43,24 +42,35 @@ namespace parallax::exec {
 
 using kernels::bf16;
 
-// Device memory, zero-filled at allocation; the total is counted for measurements.json.
+// Device memory, zero-filled at allocation.
 void* device_alloc(size_t bytes);
-void device_free(void* p, size_t bytes);
-size_t device_bytes_allocated();
+void device_free(void* p);
+
+// The bytes a backend's buffers hold, for measurements.json. Each buffer shares ownership of its
+// backend's count, so the order in which buffers and backend are destroyed does not matter.
+struct DeviceBytes {
+  size_t allocated = 0;
+};
 
 template <class T>
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
-  explicit DeviceBuffer(int64_t n)
-      : p_(static_cast<T*>(device_alloc(sizeof(T) * static_cast<size_t>(n)))), n_(static_cast<size_t>(n)) {}
-  ~DeviceBuffer() { device_free(p_, sizeof(T) * n_); }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+  DeviceBuffer(int64_t n, std::shared_ptr<DeviceBytes> count)
+      : p_(static_cast<T*>(device_alloc(sizeof(T) * static_cast<size_t>(n)))),
+        n_(static_cast<size_t>(n)),
+        count_(std::move(count)) {
+    if (count_) count_->allocated += sizeof(T) * n_;
+  }
+  ~DeviceBuffer() { release(); }
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)), count_(std::move(o.count_)) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     if (this != &o) {
-      device_free(p_, sizeof(T) * n_);
+      release();
       p_ = std::exchange(o.p_, nullptr);
       n_ = std::exchange(o.n_, 0);
+      count_ = std::move(o.count_);
     }
     return *this;
   }
@@ -70,8 +80,16 @@ class DeviceBuffer {
   size_t size() const { return n_; }
 
  private:
+  void release() noexcept {
+    if (!p_) return;
+    device_free(p_);
+    if (count_) count_->allocated -= sizeof(T) * n_;
+    p_ = nullptr;
+    n_ = 0;
+  }
   T* p_ = nullptr;
   size_t n_ = 0;
+  std::shared_ptr<DeviceBytes> count_;
 };
 
 // Page-locked host memory (the step's tokens): a copy from it is asynchronous, where one from
@@ -176,7 +194,7 @@ class CudaBackend {
 
   template <class T>
   Buffer<T> alloc(int64_t n) const {
-    return Buffer<T>(n);
+    return Buffer<T>(n, device_bytes_);
   }
   template <class T>
   HostBuffer<T> host_alloc(int64_t n) const {
@@ -323,8 +341,8 @@ class CudaBackend {
     bf16* working() { return params.data(); }
   };
   Params make_params(int64_t padded, int64_t shard) const {
-    return {Buffer<bf16>(padded), Buffer<float>(padded), Buffer<float>(shard), Buffer<float>(shard),
-            Buffer<float>(shard)};
+    return {alloc<bf16>(padded), alloc<float>(padded), alloc<float>(shard), alloc<float>(shard),
+            alloc<float>(shard)};
   }
   void adamw(Params& P, int64_t a, int64_t b, int64_t shard_begin, const kernels::AdamW& h,
              int64_t step, bool decay) {
@@ -354,6 +372,7 @@ class CudaBackend {
   cudaStream_t compute_ = nullptr;
   std::unique_ptr<kernels::cuda::Blas> blas_;
   EventTimer timer_;
+  std::shared_ptr<DeviceBytes> device_bytes_ = std::make_shared<DeviceBytes>();
   size_t attention_bytes_ = 0;
   DeviceBuffer<char> attention_ws_;
   DeviceBuffer<double> scalars_;

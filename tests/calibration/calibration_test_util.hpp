@@ -4,13 +4,12 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
-#include <functional>
-#include <initializer_list>
 #include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "../core/core_test_util.hpp"  // require_input_error
 #include "parallax/core/error.hpp"
 #include "parallax/core/plan_file.hpp"
 #include "parallax/core/presets.hpp"
@@ -39,23 +38,6 @@ inline std::string replace_once(std::string text, const std::string& from, const
   const size_t at = text.find(from);
   REQUIRE(at != std::string::npos);
   return text.replace(at, from.size(), to);
-}
-
-// Requires f to throw InputError at `path` whose one-line message contains every word.
-inline void require_input_error(const std::function<void()>& f, const std::string& path,
-                                std::initializer_list<std::string> words) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    INFO("message: " << what);
-    CHECK(e.path() == path);
-    CHECK(what.find('\n') == std::string::npos);
-    CHECK(what.rfind(e.source() + ": " + e.path() + ": ", 0) == 0);
-    for (const std::string& w : words) CHECK_THAT(what, Catch::Contains(w));
-    return;
-  }
-  FAIL("no InputError thrown (expected one at " << path << ")");
 }
 
 // measurements.json of a two-step gpt-tiny run on cpu-local (tp x dp ranks, micro-batch 2,

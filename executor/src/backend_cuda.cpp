@@ -314,20 +314,21 @@ void CudaComm::collective(const Group& g, Stream s, const std::string& what, dou
   be_.order(be_.compute(), cs);  // the output is used next
 }
 
-void CudaComm::all_reduce_sum(bf16* x, int64_t n, const Group& g, Stream s, const std::string& what) {
+template <class T>
+void CudaComm::all_reduce_sum_of(T* x, int64_t n, const Group& g, Stream s, const std::string& what) {
   if (g.size <= 1 || n == 0) return;
-  collective(g, s, what, 2.0 * static_cast<double>(n),
-             n, "all_reduce", [&](ncclComm_t c, cudaStream_t cs) {
-    PX_NCCL(ncclAllReduce(x, x, static_cast<size_t>(n), nccl_type(x), ncclSum, c, cs));
-  });
+  collective(g, s, what, static_cast<double>(sizeof(T)) * static_cast<double>(n), n, "all_reduce",
+             [&](ncclComm_t c, cudaStream_t cs) {
+               PX_NCCL(ncclAllReduce(x, x, static_cast<size_t>(n), nccl_type(x), ncclSum, c, cs));
+             });
+}
+
+void CudaComm::all_reduce_sum(bf16* x, int64_t n, const Group& g, Stream s, const std::string& what) {
+  all_reduce_sum_of(x, n, g, s, what);
 }
 
 void CudaComm::all_reduce_sum(float* x, int64_t n, const Group& g, Stream s, const std::string& what) {
-  if (g.size <= 1 || n == 0) return;
-  collective(g, s, what, 4.0 * static_cast<double>(n),
-             n, "all_reduce", [&](ncclComm_t c, cudaStream_t cs) {
-    PX_NCCL(ncclAllReduce(x, x, static_cast<size_t>(n), nccl_type(x), ncclSum, c, cs));
-  });
+  all_reduce_sum_of(x, n, g, s, what);
 }
 
 void CudaComm::all_reduce_max(float* x, int64_t n, const Group& g, Stream s, const std::string& what) {
@@ -339,40 +340,42 @@ void CudaComm::all_reduce_max(float* x, int64_t n, const Group& g, Stream s, con
 }
 
 // In place: rank r's block of the input is where its result lands (NCCL's in-place rule).
-void CudaComm::reduce_scatter_sum(bf16* x, int64_t block, const Group& g, const std::string& what, Stream s) {
+template <class T>
+void CudaComm::reduce_scatter_sum_of(T* x, int64_t block, const Group& g, const std::string& what,
+                                     Stream s) {
   if (g.size <= 1) return;
-  collective(g, s, what, 2.0 * static_cast<double>(block * g.size), block * g.size, "reduce_scatter",
+  const int64_t n = block * g.size;
+  collective(g, s, what, static_cast<double>(sizeof(T)) * static_cast<double>(n), n, "reduce_scatter",
              [&](ncclComm_t c, cudaStream_t cs) {
                PX_NCCL(ncclReduceScatter(x, x + g.rank * block, static_cast<size_t>(block),
-                                         ncclBfloat16, ncclSum, c, cs));
+                                         nccl_type(x), ncclSum, c, cs));
              });
 }
 
+void CudaComm::reduce_scatter_sum(bf16* x, int64_t block, const Group& g, const std::string& what, Stream s) {
+  reduce_scatter_sum_of(x, block, g, what, s);
+}
+
 void CudaComm::reduce_scatter_sum(float* x, int64_t block, const Group& g, const std::string& what, Stream s) {
+  reduce_scatter_sum_of(x, block, g, what, s);
+}
+
+template <class T>
+void CudaComm::all_gather_of(T* x, int64_t block, const Group& g, const std::string& what, Stream s) {
   if (g.size <= 1) return;
-  collective(g, s, what, 4.0 * static_cast<double>(block * g.size), block * g.size, "reduce_scatter",
+  const int64_t n = block * g.size;
+  collective(g, s, what, static_cast<double>(sizeof(T)) * static_cast<double>(n), n, "all_gather",
              [&](ncclComm_t c, cudaStream_t cs) {
-               PX_NCCL(ncclReduceScatter(x, x + g.rank * block, static_cast<size_t>(block),
-                                         ncclFloat, ncclSum, c, cs));
+               PX_NCCL(ncclAllGather(x + g.rank * block, x, static_cast<size_t>(block), nccl_type(x), c, cs));
              });
 }
 
 void CudaComm::all_gather(bf16* x, int64_t block, const Group& g, const std::string& what, Stream s) {
-  if (g.size <= 1) return;
-  collective(g, s, what, 2.0 * static_cast<double>(block * g.size), block * g.size, "all_gather",
-             [&](ncclComm_t c, cudaStream_t cs) {
-               PX_NCCL(ncclAllGather(x + g.rank * block, x, static_cast<size_t>(block),
-                                     ncclBfloat16, c, cs));
-             });
+  all_gather_of(x, block, g, what, s);
 }
 
 void CudaComm::all_gather(float* x, int64_t block, const Group& g, const std::string& what, Stream s) {
-  if (g.size <= 1) return;
-  collective(g, s, what, 4.0 * static_cast<double>(block * g.size), block * g.size, "all_gather",
-             [&](ncclComm_t c, cudaStream_t cs) {
-               PX_NCCL(ncclAllGather(x + g.rank * block, x, static_cast<size_t>(block),
-                                     ncclFloat, c, cs));
-             });
+  all_gather_of(x, block, g, what, s);
 }
 
 void CudaComm::all_reduce_scalar(double* x, const Group& g) {

@@ -426,6 +426,13 @@ class CudaComm {
   template <class F>
   void collective(const Group& g, Stream s, const std::string& what, double bytes, int64_t elems,
                   const char* kind, F call);
+  // The bf16 and fp32 overloads above, written once.
+  template <class T>
+  void all_reduce_sum_of(T* x, int64_t n, const Group& g, Stream s, const std::string& what);
+  template <class T>
+  void reduce_scatter_sum_of(T* x, int64_t block, const Group& g, const std::string& what, Stream s);
+  template <class T>
+  void all_gather_of(T* x, int64_t block, const Group& g, const std::string& what, Stream s);
   ncclComm_t comm_of(const Group& g) const;
   cudaStream_t stream_of(Stream s) const;
   Channel& channel(bool sender, P2PDir dir, int peer);

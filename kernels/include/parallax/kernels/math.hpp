@@ -58,6 +58,7 @@ PX_HD inline float silu_grad(float a) {
 struct bf16 {
   uint16_t bits;
 };
+static_assert(sizeof(bf16) == 2, "bf16 is 2 bytes, as NCCL and cuBLAS read it");
 
 PX_HD inline uint32_t float_bits(float f) {
 #if defined(__CUDA_ARCH__)

@@ -192,7 +192,7 @@ ShardFile read_shard_file(const std::string& path) {
     const auto size = static_cast<int64_t>(data.size());
     const int64_t begin = r.whole(off[0], 0, size, name + ".data_offsets[0]");
     const int64_t end = r.whole(off[1], begin, size, name + ".data_offsets[1]");
-    if ((end - begin) != product(e.shard.local_shape) * static_cast<int64_t>(sizeof(float)))
+    if ((end - begin) != e.shard.numel() * static_cast<int64_t>(sizeof(float)))
       throw bad(name + ": size/shape mismatch");
     e.data.resize(static_cast<size_t>(end - begin) / sizeof(float));
     if (end > begin) std::memcpy(e.data.data(), data.data() + begin, static_cast<size_t>(end - begin));

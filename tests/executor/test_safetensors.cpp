@@ -6,6 +6,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -64,7 +66,20 @@ std::string edited(const std::string& name, const std::function<void(json&)>& ed
   return path;
 }
 
-void set_shard_meta(json& h, const json& meta) { h["__metadata__"]["shard:w"] = meta.dump(); }
+// read_shard_file of shard 0's file with its header edited by `edit` must fail at `path`.
+void require_header_error(const std::string& name, const std::function<void(json&)>& edit,
+                          const std::string& path, std::initializer_list<std::string> words) {
+  const std::string file = edited(name, edit);
+  test::require_input_error([&] { (void)exec::read_shard_file(file); }, path, words);
+}
+
+// An edit replacing tensor w's shard metadata.
+std::function<void(json&)> shard_meta(const json& global_shape, int dim, const json& segments) {
+  return [=](json& h) {
+    h["__metadata__"]["shard:w"] =
+        json{{"global_shape", global_shape}, {"dim", dim}, {"segments", segments}}.dump();
+  };
+}
 
 }  // namespace
 
@@ -93,61 +108,30 @@ TEST_CASE("shard files that disagree on a tensor's global shape are refused") {
 
 TEST_CASE("bad shard headers: one InputError naming the field, never a library exception") {
   // fuzz_safetensors: a metadata value that is not a string escaped as nlohmann's type_error.
-  test::require_input_error(
-      [&] { (void)exec::read_shard_file(edited("e1", [](json& h) { h["__metadata__"]["x"] = json::array(); })); },
-      "__metadata__.x", {"must be a string"});
-  test::require_input_error(
-      [&] { (void)exec::read_shard_file(edited("e2", [](json& h) { h["w"]["shape"] = json::array(); })); },
-      "w.shape", {"1 to 8 dimensions"});
-  test::require_input_error(
-      [&] { (void)exec::read_shard_file(edited("e3", [](json& h) { h["w"]["data_offsets"] = {0, 1 << 20}; })); },
-      "w.data_offsets[1]", {"must be a whole number from 0 to 24"});
-  test::require_input_error(
-      [&] { (void)exec::read_shard_file(edited("e4", [](json& h) { h["w"]["dtype"] = "F16"; })); },
-      "w.dtype", {"F32"});
+  require_header_error("e1", [](json& h) { h["__metadata__"]["x"] = json::array(); },
+                       "__metadata__.x", {"must be a string"});
+  require_header_error("e2", [](json& h) { h["w"]["shape"] = json::array(); }, "w.shape",
+                       {"1 to 8 dimensions"});
+  require_header_error("e3", [](json& h) { h["w"]["data_offsets"] = {0, 1 << 20}; },
+                       "w.data_offsets[1]", {"must be a whole number from 0 to 24"});
+  require_header_error("e4", [](json& h) { h["w"]["dtype"] = "F16"; }, "w.dtype", {"F32"});
   // Shard metadata that would index outside the global tensor or leave local rows unmapped.
-  test::require_input_error(
-      [&] {
-        (void)exec::read_shard_file(edited("e5", [](json& h) {
-          set_shard_meta(h, {{"global_shape", {4, 3}}, {"dim", 0}, {"segments", {{3, 0, 2}}}});
-        }));
-      },
-      "__metadata__.shard:w.segments[0]", {"runs past the global dimension"});
-  test::require_input_error(
-      [&] {
-        (void)exec::read_shard_file(edited("e6", [](json& h) {
-          set_shard_meta(h, {{"global_shape", {4, 3}}, {"dim", 0}, {"segments", {{0, 0, 1}}}});
-        }));
-      },
-      "__metadata__.shard:w.segments", {"do not cover the local dimension"});
-  test::require_input_error(
-      [&] {
-        (void)exec::read_shard_file(edited("e7", [](json& h) {
-          set_shard_meta(h, {{"global_shape", {4, 5}}, {"dim", 0}, {"segments", {{0, 0, 2}}}});
-        }));
-      },
-      "__metadata__.shard:w.global_shape", {"not sharded"});
-  test::require_input_error(
-      [&] {
-        (void)exec::read_shard_file(edited("e8", [](json& h) {
-          set_shard_meta(h, {{"global_shape", {4, 3}}, {"dim", 2}, {"segments", json::array()}});
-        }));
-      },
-      "__metadata__.shard:w.dim", {"from -1 to 1"});
-  test::require_input_error(
-      [&] {
-        (void)exec::read_shard_file(edited("e9", [](json& h) {
-          set_shard_meta(h, {{"global_shape", {1099511627776, 3}}, {"dim", 0}, {"segments", {{0, 0, 2}}}});
-        }));
-      },
-      "__metadata__.shard:w.global_shape", {"2^40 elements"});
+  require_header_error("e5", shard_meta({4, 3}, 0, {{3, 0, 2}}), "__metadata__.shard:w.segments[0]",
+                       {"runs past the global dimension"});
+  require_header_error("e6", shard_meta({4, 3}, 0, {{0, 0, 1}}), "__metadata__.shard:w.segments",
+                       {"do not cover the local dimension"});
+  require_header_error("e7", shard_meta({4, 5}, 0, {{0, 0, 2}}),
+                       "__metadata__.shard:w.global_shape", {"not sharded"});
+  require_header_error("e8", shard_meta({4, 3}, 2, json::array()), "__metadata__.shard:w.dim",
+                       {"from -1 to 1"});
+  require_header_error("e9", shard_meta({1099511627776, 3}, 0, {{0, 0, 2}}),
+                       "__metadata__.shard:w.global_shape", {"2^40 elements"});
   // Only 1- and 2-dimensional tensors may be sharded; others are replicated (the reference's logits).
-  test::require_input_error(
-      [&] {
-        (void)exec::read_shard_file(edited("e10", [](json& h) {
-          h["w"]["shape"] = {2, 3, 1};
-          set_shard_meta(h, {{"global_shape", {4, 3, 1}}, {"dim", 0}, {"segments", {{0, 0, 2}}}});
-        }));
+  require_header_error(
+      "e10",
+      [](json& h) {
+        h["w"]["shape"] = {2, 3, 1};
+        shard_meta({4, 3, 1}, 0, {{0, 0, 2}})(h);
       },
       "__metadata__.shard:w.dim", {"from -1 to -1"});
   // The unedited header still reads.

@@ -22,8 +22,8 @@ using Clock = std::chrono::steady_clock;
 // Evicts caches between timed calls (as a training step does: every kernel's data was last
 // touched by other kernels) by writing `bytes` of scratch: twice the last-level cache for a cold
 // call, twice the private cache for one that finds its data in the last level.
-void flush_caches(size_t bytes) {
-  static thread_local std::vector<char> scratch;
+void flush_caches(BenchScratch& s, size_t bytes) {
+  std::vector<char>& scratch = s.flush;
   if (scratch.size() < bytes) scratch.resize(bytes);
   for (size_t i = 0; i < bytes; i += 64) scratch[i] = static_cast<char>(scratch[i] + 1);
 }
@@ -33,7 +33,7 @@ double median_s(const BenchOptions& o, F&& f) {
   for (int i = 0; i < o.warmup; ++i) f();
   std::vector<double> t;
   for (int i = 0; i < std::max(1, o.repeats); ++i) {
-    flush_caches(o.flush_bytes);
+    flush_caches(*o.scratch, o.flush_bytes);
     const auto t0 = Clock::now();
     f();
     t.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
@@ -123,17 +123,16 @@ struct LayerBench {
 
 // Copies of a GEMM's operands that must come from memory: `count` sets, together at least twice
 // the last-level cache, so that a loop over them finds each set evicted by the others. The sets
-// live in one arena kept for the process (allocating and faulting in 64 MB per GEMM tripled
-// the sweep's time).
+// live in the sweep's scratch (BenchScratch::rotation), reused by every GEMM.
 struct Rotation {
   float* base = nullptr;
   int64_t floats_per_set = 0;
   int64_t count = 0;
-  Rotation(const std::vector<std::pair<const float*, int64_t>>& operands, const CacheSizes& c) {
+  Rotation(const std::vector<std::pair<const float*, int64_t>>& operands, const BenchOptions& o) {
     for (const auto& op : operands) floats_per_set += op.second;
     const auto bytes = static_cast<size_t>(floats_per_set) * sizeof(float);
-    count = std::max<int64_t>(2, static_cast<int64_t>((2 * c.llc_bytes + bytes - 1) / bytes));
-    static thread_local std::vector<float> arena;
+    count = std::max<int64_t>(2, static_cast<int64_t>((2 * o.caches.llc_bytes + bytes - 1) / bytes));
+    std::vector<float>& arena = o.scratch->rotation;
     const auto need = static_cast<size_t>(count * floats_per_set);
     if (arena.size() < need) arena.resize(need);
     base = arena.data();
@@ -179,14 +178,14 @@ void bench_linear(ComputeSample& s, const BenchOptions& o, float* out, const flo
   // Forward: [w, out] (+ inp cold).
   std::vector<std::pair<const float*, int64_t>> f_ops = {{w, n_w}, {out, n_out}};
   if (!warm) f_ops.push_back({inp, n_inp});
-  Rotation fr(f_ops, o.caches);
+  Rotation fr(f_ops, o);
   const double fwd = rotating_s(o, fr, [&](int64_t i) {
     k::matmul_forward(fr.at(i, n_w), warm ? inp : fr.at(i, n_w + n_out), fr.at(i, 0), b, N, C, OC);
   });
   // Backward: [w, inp, dw] (+ dout cold); dinp is zeroed inside the call, so hot.
   std::vector<std::pair<const float*, int64_t>> b_ops = {{w, n_w}, {inp, n_inp}, {dw, n_w}};
   if (!warm) b_ops.push_back({dout, n_out});
-  Rotation br(b_ops, o.caches);
+  Rotation br(b_ops, o);
   const double bwd = rotating_s(o, br, [&](int64_t i) {
     std::fill(dinp, dinp + n_inp, 0.0f);
     k::matmul_backward(dinp, br.at(i, n_w + n_inp), db, warm ? dout : br.at(i, 2 * n_w + n_inp),
@@ -340,7 +339,7 @@ std::vector<CommSample> bench_comm(MPI_Comm world, const std::vector<double>& si
     for (int i = 0; i < std::max(1, o.warmup); ++i) call();
     std::vector<double> ts;
     for (int i = 0; i < std::max(3, o.repeats); ++i) {
-      flush_caches(2 * o.caches.llc_bytes);
+      flush_caches(*o.scratch, 2 * o.caches.llc_bytes);
       MPI_Barrier(c);
       const double t0 = MPI_Wtime();
       call();

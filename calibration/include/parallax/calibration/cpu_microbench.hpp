@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,12 +26,22 @@ struct CacheSizes {
 // Throws InputError naming the sysfs file when the sizes cannot be read.
 CacheSizes read_cache_sizes();
 
+// Memory a sweep's timed calls reuse: the scratch written to evict caches and the GEMM operand
+// rotations. Allocated and faulted in as the first call that needs it grows it, then kept:
+// allocating 64 MB per GEMM tripled the sweep's time.
+struct BenchScratch {
+  std::vector<char> flush;
+  std::vector<float> rotation;
+};
+
 struct BenchOptions {
   int warmup = 2;
   int repeats = 5;
   CacheSizes caches;
   size_t flush_bytes = 0;  // scratch written before each timed call (set by bench_compute)
   bool hot_inputs = false;  // GEMMs: the operand the previous op produced is hot (warm pass)
+  // Shared by copies of these options (bench_compute's cold and warm passes).
+  std::shared_ptr<BenchScratch> scratch = std::make_shared<BenchScratch>();
 };
 
 // One micro-batch through one layer, the embedding and the head, timed kernel by kernel on this

@@ -17,11 +17,30 @@ namespace parallax::exec {
 
 using nlohmann::json;
 
-uint64_t fnv1a64(const void* data, size_t bytes) {
+namespace {
+
+constexpr uint64_t kFnv64Prime = 1099511628211ULL;  // 2^40 + 2^8 + 0xb3
+
+uint64_t fnv1a_64_from(uint64_t h, const void* data, size_t bytes) {
   const auto* p = static_cast<const unsigned char*>(data);
-  uint64_t h = 1469598103934665603ULL;
-  for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ULL;
+  for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * kFnv64Prime;
   return h;
+}
+
+}  // namespace
+
+uint64_t fnv1a_64(const void* data, size_t bytes) {
+  return fnv1a_64_from(14695981039346656037ULL, data, bytes);
+}
+
+uint64_t legacy_parallax_fnv64(const void* data, size_t bytes) {
+  return fnv1a_64_from(1469598103934665603ULL, data, bytes);
+}
+
+std::string hex64(uint64_t v) {
+  char s[17];
+  std::snprintf(s, sizeof(s), "%016llx", static_cast<unsigned long long>(v));
+  return s;
 }
 
 namespace {
@@ -47,7 +66,8 @@ void write_shard_file(const std::string& path, const ShardFile& f) {
                             {"data_offsets", {begin, data.size()}}};
     meta["shard:" + e.shard.name] = shard_json(e.shard).dump();
   }
-  meta["checksum_fnv1a64"] = std::to_string(fnv1a64(data.data(), data.size()));
+  meta["checksum_algorithm"] = kChecksumAlgorithm;
+  meta["checksum"] = hex64(fnv1a_64(data.data(), data.size()));
   header["__metadata__"] = meta;
   std::string h = header.dump();
   while (h.size() % 8 != 0) h.push_back(' ');
@@ -148,6 +168,31 @@ void read_shard_metadata(const HeaderReader& r, const std::string& text, ParamTe
   if (covered != t.local_shape[dim]) r.fail(where + ".segments", "do not cover the local dimension");
 }
 
+// The data section's checksum, by the rule the file names: "checksum_algorithm" "fnv1a-64" with
+// "checksum" in hex, or (files written before) "checksum_fnv1a64", verified by that variant's
+// own rule. Returns the rule used; a file with neither, an unknown algorithm or a mismatch is
+// refused.
+std::string verify_checksum(const HeaderReader& r, const std::map<std::string, std::string>& meta,
+                            const std::string& data) {
+  const auto algorithm = meta.find("checksum_algorithm");
+  const auto sum = meta.find("checksum");
+  if (algorithm != meta.end() || sum != meta.end()) {
+    if (algorithm == meta.end()) r.fail("__metadata__.checksum_algorithm", "is required beside checksum");
+    if (algorithm->second != kChecksumAlgorithm)
+      r.fail("__metadata__.checksum_algorithm",
+             "must be \"" + std::string(kChecksumAlgorithm) + "\" (got \"" + algorithm->second + "\")");
+    if (sum == meta.end()) r.fail("__metadata__.checksum", "is required");
+    if (sum->second != hex64(fnv1a_64(data.data(), data.size())))
+      r.fail("__metadata__.checksum", "checksum mismatch: the data is corrupted or truncated");
+    return kChecksumAlgorithm;
+  }
+  const auto legacy = meta.find("checksum_fnv1a64");
+  if (legacy == meta.end()) r.fail("__metadata__.checksum", "is required (no checksum in the file)");
+  if (legacy->second != std::to_string(legacy_parallax_fnv64(data.data(), data.size())))
+    r.fail("__metadata__.checksum_fnv1a64", "checksum mismatch: the data is corrupted or truncated");
+  return kLegacyChecksumRule;
+}
+
 }  // namespace
 
 ShardFile read_shard_file(const std::string& path) {
@@ -177,10 +222,7 @@ ShardFile read_shard_file(const std::string& path) {
     if (!v.is_string()) r.fail("__metadata__." + k, "must be a string");
     f.metadata[k] = v.get<std::string>();
   }
-  const auto sum = f.metadata.find("checksum_fnv1a64");
-  if (sum == f.metadata.end()) throw bad("no checksum");
-  if (sum->second != std::to_string(fnv1a64(data.data(), data.size())))
-    throw bad("checksum mismatch (corrupted or truncated)");
+  f.checksum_rule = verify_checksum(r, f.metadata, data);
   for (const auto& [name, v] : header.items()) {
     if (name == "__metadata__") continue;
     ShardEntry e;

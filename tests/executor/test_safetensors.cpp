@@ -9,6 +9,7 @@
 #include <functional>
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -136,4 +137,73 @@ TEST_CASE("bad shard headers: one InputError naming the field, never a library e
       "__metadata__.shard:w.dim", {"from -1 to -1"});
   // The unedited header still reads.
   CHECK(exec::read_shard_file(edited("ok", [](json&) {})).tensors.size() == 1);
+}
+
+// The published FNV-1a 64 test vectors (the FNV specification, draft-eastlake-fnv, and Noll's
+// reference code): the empty string is the offset basis itself.
+TEST_CASE("the data checksum is FNV-1a 64 as specified") {
+  auto fnv = [](const std::string& s) { return exec::hex64(exec::fnv1a_64(s.data(), s.size())); };
+  CHECK(fnv("") == "cbf29ce484222325");
+  CHECK(fnv("a") == "af63dc4c8601ec8c");
+  CHECK(fnv("foobar") == "85944171f73967e8");
+}
+
+namespace {
+
+// A shard file's header and data section, as an outside tool sees them.
+std::pair<json, std::string> header_and_data(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  uint64_t n = 0;
+  std::memcpy(&n, bytes.data(), 8);
+  return {json::parse(bytes.substr(8, n)), bytes.substr(8 + n)};
+}
+
+// The rule checkpoints carried before, written out here from its definition: FNV-1a's loop
+// with the offset basis 1469598103934665603.
+std::string legacy_sum(const std::string& data) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : data) h = (h ^ c) * 1099511628211ULL;
+  return std::to_string(h);
+}
+
+}  // namespace
+
+TEST_CASE("a written shard names its checksum, which an outside FNV-1a 64 verifies") {
+  const auto [header, data] = header_and_data(write("named.safetensors", shard(0)));
+  const json& meta = header.at("__metadata__");
+  CHECK(meta.at("checksum_algorithm") == "fnv1a-64");
+  CHECK(meta.at("checksum") == exec::hex64(exec::fnv1a_64(data.data(), data.size())));
+  CHECK_FALSE(meta.contains("checksum_fnv1a64"));
+  CHECK(exec::read_shard_file(write("named2.safetensors", shard(0))).checksum_rule == "fnv1a-64");
+}
+
+TEST_CASE("checkpoints written before are verified by their own rule, never accepted unchecked") {
+  const std::string data = header_and_data(write("legacy.orig", shard(0))).second;
+  auto legacy = [&](const std::string& sum) {
+    return [=](json& h) {
+      h["__metadata__"].erase("checksum");
+      h["__metadata__"].erase("checksum_algorithm");
+      h["__metadata__"]["checksum_fnv1a64"] = sum;
+    };
+  };
+  const auto old_file = exec::read_shard_file(edited("legacy-ok", legacy(legacy_sum(data))));
+  CHECK(old_file.checksum_rule.rfind("checksum_fnv1a64", 0) == 0);
+  CHECK(old_file.tensors.size() == 1);
+  require_header_error("legacy-bad", legacy(std::to_string(exec::fnv1a_64(data.data(), data.size()))),
+                       "__metadata__.checksum_fnv1a64", {"checksum mismatch"});
+  // The old value under the new name is what an outside tool would have rejected: so do we.
+  require_header_error(
+      "legacy-as-new",
+      [&](json& h) { h["__metadata__"]["checksum"] = exec::hex64(std::stoull(legacy_sum(data))); },
+      "__metadata__.checksum", {"checksum mismatch"});
+  require_header_error("unknown-algorithm", [](json& h) { h["__metadata__"]["checksum_algorithm"] = "crc32"; },
+                       "__metadata__.checksum_algorithm", {"must be \"fnv1a-64\"", "crc32"});
+  require_header_error(
+      "no-checksum",
+      [](json& h) {
+        h["__metadata__"].erase("checksum");
+        h["__metadata__"].erase("checksum_algorithm");
+      },
+      "__metadata__.checksum", {"no checksum"});
 }

@@ -4,7 +4,7 @@
 Writes into golden/ (committed):
   ckpt/step_000000/model_tp0_pp0.safetensors  random weights in the executor's checkpoint format
                                               (HF GPT-2 names and Conv1D layout, shard metadata,
-                                              FNV-1a checksum) plus COMPLETE
+                                              FNV-1a 64 checksum) plus COMPLETE
   tokens.bin                                  raw uint16 tokens
   golden.safetensors                          loss, logits and the gradient of every parameter
                                               (executor layout, (out, in)) for the executor's first
@@ -32,8 +32,9 @@ B = 4  # the test's global batch (4 micro-batches of 1 sequence)
 N_TOKENS = 200
 
 
-def fnv1a64(data: bytes) -> int:
-    h = 1469598103934665603
+def fnv1a_64(data: bytes) -> int:
+    """FNV-1a, 64 bits, as specified (offset basis 14695981039346656037, prime 2^40 + 2^8 + 0xb3)."""
+    h = 14695981039346656037
     for b in data:
         h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
     return h
@@ -50,7 +51,8 @@ def write_safetensors(path, tensors, metadata):
         blobs.append(b)
         offset += len(b)
     data = b"".join(blobs)
-    meta["checksum_fnv1a64"] = str(fnv1a64(data))
+    meta["checksum_algorithm"] = "fnv1a-64"
+    meta["checksum"] = format(fnv1a_64(data), "016x")
     header["__metadata__"] = meta
     h = json.dumps(header).encode()
     h += b" " * ((8 - len(h) % 8) % 8)

@@ -3,7 +3,9 @@
 // holding tensor shards: each tensor's "__metadata__" entry "shard:<name>" records the global
 // shape, the sharded dimension and the segments this shard covers, so a set of files from any
 // plan can be reassembled into global tensors and resharded for another plan. The header also
-// carries an FNV-1a 64 checksum of the data, verified on load; files are written atomically.
+// names a checksum of the data section and carries it ("checksum_algorithm": "fnv1a-64",
+// "checksum": 16 lowercase hex digits of FNV-1a 64 as specified), verified on load; files are
+// written atomically.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -18,8 +20,14 @@ struct ShardEntry {
   std::vector<float> data;
 };
 
+// The one checksum written; the rule of files written before it, verified by that rule only.
+inline constexpr const char* kChecksumAlgorithm = "fnv1a-64";
+inline constexpr const char* kLegacyChecksumRule =
+    "checksum_fnv1a64 (parallax before 2026-11: offset basis 1469598103934665603)";
+
 struct ShardFile {
   std::string path;  // where it was read from (read_shard_file), for messages
+  std::string checksum_rule;  // read_shard_file: kChecksumAlgorithm or kLegacyChecksumRule
   std::map<std::string, std::string> metadata;
   std::vector<ShardEntry> tensors;
 };
@@ -42,6 +50,11 @@ std::map<std::string, GlobalTensor> assemble(const std::vector<ShardFile>& files
 // Copies this shard's part of the global tensor into out (t.numel() floats).
 void extract_shard(const GlobalTensor& g, const ParamTensor& t, float* out);
 
-uint64_t fnv1a64(const void* data, size_t bytes);
+// FNV-1a, 64 bits, as specified (offset basis 14695981039346656037, prime 2^40 + 2^8 + 0xb3).
+uint64_t fnv1a_64(const void* data, size_t bytes);
+// The variant checkpoints carried before (the offset basis a digit short), for verifying those.
+uint64_t legacy_parallax_fnv64(const void* data, size_t bytes);
+// 16 lowercase hex digits.
+std::string hex64(uint64_t v);
 
 }  // namespace parallax::exec

@@ -1,5 +1,6 @@
 // parallax run --plan plan.json [--steps S] [--data FILE] [--out measurements.json]
-//   [--trace trace.json] [--checkpoint-dir DIR] [--resume]: runs the plan for real under mpirun.
+//   [--trace trace.json] [--checkpoint-dir DIR] [--resume | --resume-if-present]: runs the plan
+//   for real under mpirun.
 #include <mpi.h>
 #include <unistd.h>
 
@@ -39,7 +40,10 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--trace", o->trace_path, "Chrome trace (chrome://tracing, Perfetto)");
   cmd->add_option("--checkpoint-dir", o->checkpoint_dir, "directory of checkpoints (saved at the end)");
   cmd->add_option("--checkpoint-every", o->checkpoint_every, "also save every N steps");
-  cmd->add_flag("--resume", o->resume, "continue from the newest complete checkpoint");
+  cmd->add_flag("--resume", o->resume,
+                "continue from the newest complete checkpoint of this model (none there: exit 2)");
+  cmd->add_flag("--resume-if-present", o->resume_if_present,
+                "as --resume when the directory holds one, else start fresh (requeued jobs)");
   cmd->add_option("--seed", o->seed, "seed of initialisation and synthetic data");
   cmd->add_option("--lr", o->lr, "AdamW learning rate")->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--grad-clip", o->grad_clip, "global gradient-norm clip (0 = off)")->check(CLI::Range(0.0, 1e9));

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "parallax/core/error.hpp"
+#include "parallax/executor/checkpoint_identity.hpp"
 #include "parallax/executor/safetensors.hpp"
 #include "durable_file.hpp"
 
@@ -81,7 +82,7 @@ void transpose_2d(GlobalTensor& g) {
 }  // namespace
 
 void save_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g,
-                     const std::string& plan_json) {
+                     const std::string& plan_json, const ModelSpec& model) {
   std::vector<float> m, v;
   t.pull_params();                 // device backends: fp32 master weights to the host (DP)
   t.gather_optimizer_state(m, v);  // collective over DP
@@ -108,6 +109,7 @@ void save_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g,
     f.metadata["format"] = "parallax checkpoint 1 (HF GPT-2 names and Conv1D (in, out) layout; wte padded)";
     f.metadata["step"] = std::to_string(t.step_count());
     f.metadata["plan"] = plan_json;
+    record_model(f.metadata, model);
     f.metadata["shard"] = "tp " + std::to_string(g.coords.tp) + " pp " + std::to_string(g.coords.pp);
     for (const auto& x : t.tensors()) {
       if (x.tied_copy) continue;
@@ -157,14 +159,7 @@ std::map<std::string, GlobalTensor> read_global_tensors(const std::string& dir,
 }
 
 bool load_latest_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g) {
-  if (!fs::is_directory(dir)) return false;
-  std::vector<fs::path> steps;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_directory() && e.path().filename().string().rfind("step_", 0) == 0 &&
-        fs::exists(e.path() / "COMPLETE"))
-      steps.push_back(e.path());
-  std::sort(steps.rbegin(), steps.rend());
-  for (const auto& sd : steps) {
+  for (const fs::path sd : complete_checkpoints(dir)) {
     std::map<std::string, GlobalTensor> all;
     try {
       all = read_global_tensors(sd.string());

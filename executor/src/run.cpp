@@ -18,6 +18,7 @@
 #include "parallax/core/json_reader.hpp"
 #include "parallax/core/plan_file.hpp"
 #include "parallax/executor/checkpoint.hpp"
+#include "parallax/executor/checkpoint_identity.hpp"
 #include "parallax/executor/measurements.hpp"
 #include "parallax/executor/stop_signal.hpp"
 #include "parallax/executor/trainer.hpp"
@@ -126,6 +127,7 @@ void run_plan(const RunOptions& o) {
   const json plan_json = read_json_file(o.plan_path);
   const PlanFile pf = read_plan_file(plan_json, o.plan_path);
   check_runnable(pf, world_size, o.plan_path);
+  check_checkpoint_dir({o.checkpoint_dir, o.resume, o.resume_if_present}, pf.model);
   TokenSource data = o.data_path.empty()
                          ? TokenSource(o.seed, pf.model.vocab)
                          : TokenSource::from_file(o.data_path, pf.model.vocab, pf.model.seq_len);
@@ -149,8 +151,15 @@ void run_plan(const RunOptions& o) {
   install_stop_handlers();
   // What a failure message says of the checkpoints: the newest one written or loaded.
   std::string last_checkpoint = o.checkpoint_dir.empty() ? "no --checkpoint-dir, none written" : "none written yet";
-  if (o.resume && !o.checkpoint_dir.empty() && load_latest_checkpoint(o.checkpoint_dir, trainer, groups))
-    last_checkpoint = "the last one is " + checkpoint_step_dir(o.checkpoint_dir, trainer.step_count());
+  if (o.resume || o.resume_if_present) {
+    if (load_latest_checkpoint(o.checkpoint_dir, trainer, groups))
+      last_checkpoint = "the last one is " + checkpoint_step_dir(o.checkpoint_dir, trainer.step_count());
+    else if (o.resume)
+      throw InputError(o.checkpoint_dir, "--resume", "no complete checkpoint loads (see the warnings above)");
+    else if (world_rank == 0)
+      std::fprintf(stderr, "parallax: no checkpoint to resume in %s: starting from step 0\n",
+                   o.checkpoint_dir.c_str());
+  }
 
   json iterations = json::array();
   const int64_t first = trainer.step_count();
@@ -178,7 +187,7 @@ void run_plan(const RunOptions& o) {
     const bool stop = stop_requested_anywhere(groups.world.comm, &sig);
     if (!o.checkpoint_dir.empty() &&
         (last || stop || (o.checkpoint_every > 0 && (s + 1) % o.checkpoint_every == 0))) {
-      save_checkpoint(o.checkpoint_dir, trainer, groups, plan_json.dump());
+      save_checkpoint(o.checkpoint_dir, trainer, groups, plan_json.dump(), pf.model);
       last_checkpoint = "the last one is " + checkpoint_step_dir(o.checkpoint_dir, s + 1);
     }
     if (stop) {

@@ -193,35 +193,67 @@ std::string verify_checksum(const HeaderReader& r, const std::map<std::string, s
   return kLegacyChecksumRule;
 }
 
+// The JSON header of a file whose total size is file_bytes, from its first 8 + n bytes.
+json parse_header(const std::string& path, const std::string& head, uint64_t file_bytes) {
+  auto bad = [&](const std::string& why) { return InputError(path, "safetensors", why); };
+  if (file_bytes < 8 || head.size() < 8) throw bad("truncated (no header length)");
+  uint64_t n = 0;
+  std::memcpy(&n, head.data(), 8);
+  if (n > file_bytes - 8 || n > head.size() - 8) throw bad("truncated (header longer than the file)");
+  json header;
+  try {
+    header = json::parse(head.substr(8, n));
+  } catch (const std::exception&) {
+    throw bad("malformed header");
+  }
+  if (!header.is_object()) throw bad("the header must be a JSON object");
+  if (!header.contains("__metadata__")) throw bad("no __metadata__");
+  return header;
+}
+
+std::map<std::string, std::string> metadata_strings(const HeaderReader& r, const json& header) {
+  const json& meta = header.at("__metadata__");
+  if (!meta.is_object()) r.fail("__metadata__", "must be an object");
+  std::map<std::string, std::string> out;
+  for (const auto& [k, v] : meta.items()) {
+    if (!v.is_string()) r.fail("__metadata__." + k, "must be a string");
+    out[k] = v.get<std::string>();
+  }
+  return out;
+}
+
 }  // namespace
+
+std::map<std::string, std::string> read_shard_metadata(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw InputError(path, "file", "cannot open");
+  const auto file_bytes = static_cast<uint64_t>(in.tellg());
+  in.seekg(0);
+  std::string head(8, '\0');
+  if (file_bytes >= 8) in.read(head.data(), 8);
+  uint64_t n = 0;
+  std::memcpy(&n, head.data(), 8);
+  if (file_bytes >= 8 && n <= file_bytes - 8) {
+    head.resize(8 + n);
+    in.read(head.data() + 8, static_cast<std::streamsize>(n));
+  }
+  const json header = parse_header(path, head, file_bytes);
+  return metadata_strings(HeaderReader(path), header);
+}
 
 ShardFile read_shard_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "file", "cannot open");
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto bad = [&](const std::string& why) { return InputError(path, "safetensors", why); };
-  if (bytes.size() < 8) throw bad("truncated (no header length)");
+  const json header = parse_header(path, bytes, bytes.size());
   uint64_t n = 0;
   std::memcpy(&n, bytes.data(), 8);
-  if (n > bytes.size() - 8) throw bad("truncated (header longer than the file)");
-  json header;
-  try {
-    header = json::parse(bytes.substr(8, n));
-  } catch (const std::exception&) {
-    throw bad("malformed header");
-  }
   const std::string data = bytes.substr(8 + n);
   const HeaderReader r(path);
   ShardFile f;
   f.path = path;
-  if (!header.is_object()) throw bad("the header must be a JSON object");
-  if (!header.contains("__metadata__")) throw bad("no __metadata__");
-  const json& meta = header["__metadata__"];
-  if (!meta.is_object()) r.fail("__metadata__", "must be an object");
-  for (const auto& [k, v] : meta.items()) {
-    if (!v.is_string()) r.fail("__metadata__." + k, "must be a string");
-    f.metadata[k] = v.get<std::string>();
-  }
+  f.metadata = metadata_strings(r, header);
   f.checksum_rule = verify_checksum(r, f.metadata, data);
   for (const auto& [name, v] : header.items()) {
     if (name == "__metadata__") continue;

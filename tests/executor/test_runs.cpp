@@ -5,7 +5,11 @@
 #include <chrono>
 
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "mpi_run.hpp"
 
@@ -83,6 +87,91 @@ TEST_CASE("a corrupted checkpoint is refused and the previous one is used", "[ex
   CHECK(log.find("checksum mismatch") != std::string::npos);
   CHECK(log.find("step_000002") != std::string::npos);
   CHECK(losses(dir + "/b.json")[0] == losses(dir + "/full.json")[2]);
+}
+
+namespace {
+
+// gpt-tiny with some fields changed, written as a model file, and its 1-rank plan.
+std::string tiny_variant_plan(const std::string& dir, const std::string& name, const nlohmann::json& changes) {
+  nlohmann::json m = {{"name", name},      {"source", "gpt-tiny variant (tests)"}, {"layers", 4},
+                      {"hidden", 128},     {"heads", 4},                           {"ffn_hidden", 512},
+                      {"seq_len", 64},     {"vocab", 512}};
+  m.update(changes);
+  const std::string model = dir + "/" + name + ".model.json";
+  std::ofstream(model) << m.dump(1);
+  const std::string plan = dir + "/" + name + ".plan.json";
+  const std::string cmd = std::string(PARALLAX_BIN) + " predict --model " + model +
+                          " --cluster dgx-a100-superpod --dtype fp32 --global-batch 4 --mbs 1 --gpus 1"
+                          " --tp 1 --pp 1 --recompute none --out " + plan + " > /dev/null";
+  if (shell(cmd) != 0) throw std::runtime_error("predict failed: " + cmd);
+  return plan;
+}
+
+// Every file under dir, by path, with its bytes.
+std::map<std::string, std::string> snapshot(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) out[e.path().string()] = slurp(e.path().string());
+  return out;
+}
+
+}  // namespace
+
+// Issue 20: a 6-layer checkpoint used to resume silently into a 4-layer plan, a heads=2 one into a
+// heads=4 model, and a run of another model wrote into the directory.
+TEST_CASE("another model's checkpoints are refused before anything is written and stay byte-identical",
+          "[executor][mpi]") {
+  const std::string dir = scratch_dir("identity");
+  const std::string mine = tiny_variant_plan(dir, "gpt-tiny", nlohmann::json::object());
+  REQUIRE(mpirun(1, "--plan " + mine + " --steps 2 --checkpoint-every 1 --checkpoint-dir " + dir + "/ck",
+                 dir + "/a.log") == 0);
+  const auto before = snapshot(dir + "/ck");
+  REQUIRE(before.size() == 2 * 2);  // two steps, each a shard and COMPLETE
+  // Every tensor keeps its shape in the first three (vocabulary 500 pads to the same 512 rows).
+  for (const auto& [name, change] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"layers6", {{"layers", 6}}},
+           {"heads2", {{"heads", 2}}},
+           {"vocab500", {{"vocab", 500}}},
+           {"wide", {{"hidden", 256}}}}) {
+    INFO(name);
+    const std::string other = tiny_variant_plan(dir, name, change);
+    CHECK(mpirun(1, "--plan " + other + " --steps 1 --resume --checkpoint-dir " + dir + "/ck",
+                 dir + "/" + name + ".log") == 2);
+    const std::string log = slurp(dir + "/" + name + ".log");
+    CHECK(log.find("parallax: error: " + dir + "/ck/step_000002: model: this checkpoint is of gpt-tiny (") == 0);
+    CHECK(log.find("the plan's model is " + name + " (") != std::string::npos);
+    // Without --resume the run would have written into the directory: refused the same way.
+    CHECK(mpirun(1, "--plan " + other + " --steps 1 --checkpoint-dir " + dir + "/ck",
+                 dir + "/" + name + ".w.log") == 2);
+  }
+  CHECK(snapshot(dir + "/ck") == before);
+  // The same model under another name is the same model: its checkpoints resume.
+  const std::string renamed = tiny_variant_plan(dir, "my-tiny", nlohmann::json::object());
+  CHECK(mpirun(1, "--plan " + renamed + " --steps 1 --resume --checkpoint-dir " + dir + "/ck",
+               dir + "/renamed.log") == 0);
+  CHECK(slurp(dir + "/renamed.log").find("resumed from " + dir + "/ck/step_000002") != std::string::npos);
+}
+
+TEST_CASE("resuming needs a checkpoint there (exit 2 without one) unless --resume-if-present, which starts fresh",
+          "[executor][mpi]") {
+  const std::string dir = scratch_dir("resume_flags");
+  const std::string plan = make_plan(dir, "p", 1, 1, 1, "");
+  CHECK(mpirun(1, "--plan " + plan + " --resume", dir + "/nodir.log") == 2);
+  CHECK(slurp(dir + "/nodir.log").find("parallax: error: command line: --resume: needs --checkpoint-dir") == 0);
+  CHECK(mpirun(1, "--plan " + plan + " --resume --checkpoint-dir " + dir + "/none", dir + "/none.log") == 2);
+  CHECK_FALSE(fs::exists(dir + "/none"));
+  fs::create_directories(dir + "/empty/step_000001");  // a step without COMPLETE is no checkpoint
+  CHECK(mpirun(1, "--plan " + plan + " --resume --checkpoint-dir " + dir + "/empty", dir + "/empty.log") == 2);
+  CHECK(slurp(dir + "/empty.log").find("holds no complete checkpoint") != std::string::npos);
+  // A requeued job: fresh the first time, resumed the second.
+  REQUIRE(mpirun(1, "--plan " + plan + " --resume-if-present --checkpoint-dir " + dir + "/job",
+                 dir + "/job1.log") == 0);
+  CHECK(slurp(dir + "/job1.log").find("starting from step 0") != std::string::npos);
+  CHECK(fs::exists(dir + "/job/step_000001/COMPLETE"));
+  REQUIRE(mpirun(1, "--plan " + plan + " --resume-if-present --checkpoint-dir " + dir + "/job",
+                 dir + "/job2.log") == 0);
+  CHECK(slurp(dir + "/job2.log").find("resumed from " + dir + "/job/step_000001") != std::string::npos);
+  CHECK(fs::exists(dir + "/job/step_000002/COMPLETE"));
 }
 
 TEST_CASE("bad input: one line on rank 0 and exit 2 on every rank", "[executor][mpi]") {

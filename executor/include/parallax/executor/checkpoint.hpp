@@ -18,12 +18,14 @@ namespace parallax::exec {
 // COMPLETE only after every rank's file is; when any rank fails (a full disk), rank 0 removes
 // the step's directory and every rank throws the same RunFailure naming the step, the failing
 // file and errno's text: the older checkpoints are left as they were.
+// Each shard records the plan that wrote it and the model it belongs to (checkpoint_identity).
 void save_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g,
-                     const std::string& plan_json);
+                     const std::string& plan_json, const ModelSpec& model);
 // DIR/step_NNNNNN, the directory of the checkpoint after `step` steps.
 std::string checkpoint_step_dir(const std::string& dir, int64_t step);
 // The newest complete checkpoint that loads (corrupted ones are refused with a message on rank
-// 0 and skipped); returns false when there is none.
+// 0 and skipped); returns false when there is none. Which model it belongs to is checked before,
+// by check_checkpoint_dir.
 bool load_latest_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g);
 // Writes this rank's gradient shards (after reduction) for tests: DIR/grads_tpX_ppY.safetensors.
 void dump_gradients(const std::string& dir, Trainer& t, const ProcessGroups& g);

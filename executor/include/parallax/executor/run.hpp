@@ -15,7 +15,8 @@ struct RunOptions {
   std::string trace_path;      // Chrome trace
   std::string checkpoint_dir;  // save at the end (and every checkpoint_every steps)
   int64_t checkpoint_every = 0;
-  bool resume = false;
+  bool resume = false;             // a checkpoint must be there and load (else exit 2)
+  bool resume_if_present = false;  // resume when there is one, else start fresh (requeued jobs)
   std::string dump_grads_dir;  // gradients of the first step of this run (tests)
   uint64_t seed = 1234;
   double grad_clip = 1.0;

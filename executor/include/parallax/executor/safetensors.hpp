@@ -36,6 +36,9 @@ void write_shard_file(const std::string& path, const ShardFile& f);
 // Throws InputError(path, ...) when the file is truncated, malformed or its checksum is wrong,
 // or a tensor's shard metadata does not map every local element into its global tensor.
 ShardFile read_shard_file(const std::string& path);
+// Only the header's metadata (the data is neither read nor verified): what a checkpoint says it
+// is, read cheaply before anything is loaded. Throws InputError like read_shard_file.
+std::map<std::string, std::string> read_shard_metadata(const std::string& path);
 
 struct GlobalTensor {
   std::vector<int64_t> shape;

@@ -16,6 +16,8 @@ void add_topo_command(CLI::App& app);
 void add_placement_command(CLI::App& app);
 // parallax run (built with PARALLAX_MPI): runs a plan under mpirun.
 void add_run_command(CLI::App& app);
+// parallax checkpoint inspect (built with PARALLAX_MPI): reads and verifies checkpoints.
+void add_checkpoint_command(CLI::App& app);
 // parallax launch: builds, prints and runs the mpirun command of a plan.
 void add_launch_command(CLI::App& app);
 // parallax calibrate: fits a profile (microbenchmarks with the executor; refits everywhere).

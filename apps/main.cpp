@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   parallax::cli::add_compare_command(app);
 #ifdef PARALLAX_HAVE_EXECUTOR
   parallax::cli::add_run_command(app);
+  parallax::cli::add_checkpoint_command(app);
   parallax::cli::add_launch_command(app);
   parallax::cli::add_calibrate_command(app);
 #endif

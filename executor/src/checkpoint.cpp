@@ -106,7 +106,9 @@ void save_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g,
   if (std::string e = first_error(error, world); !e.empty()) fail_all(e);
   if (g.coords.dp == 0) {
     ShardFile f;
-    f.metadata["format"] = "parallax checkpoint 1 (HF GPT-2 names and Conv1D (in, out) layout; wte padded)";
+    // Hugging Face's loaders refuse a safetensors file whose "format" is not "pt" (or tf, flax).
+    f.metadata["format"] = "pt";
+    f.metadata["parallax_format"] = "parallax checkpoint 1 (HF GPT-2 names and Conv1D (in, out) layout; wte padded)";
     f.metadata["step"] = std::to_string(t.step_count());
     f.metadata["plan"] = plan_json;
     record_model(f.metadata, model);

@@ -25,14 +25,14 @@ json architecture(const ModelSpec& m) {
   return j;  // nlohmann::json keeps keys sorted: the dump is canonical
 }
 
-std::string describe(const ModelSpec& m) {
+}  // namespace
+
+std::string describe_model(const ModelSpec& m) {
   return m.name + " (layers " + std::to_string(m.layers) + ", hidden " + std::to_string(m.hidden) +
          ", heads " + std::to_string(m.heads) + ", vocab " + std::to_string(m.vocab) + "; " +
          model_identity_hash(m) + ")";
 }
 
-// The model a checkpoint's shard records: "model", or for checkpoints written before it was
-// recorded, the model of the "plan" that wrote it. Empty when it records neither.
 std::optional<ModelSpec> recorded_model(const std::string& shard_path) {
   const auto meta = read_shard_metadata(shard_path);
   json doc;
@@ -53,6 +53,8 @@ std::optional<ModelSpec> recorded_model(const std::string& shard_path) {
   r.finish();
   return m;
 }
+
+namespace {
 
 std::string first_shard(const std::string& step_dir) {
   std::vector<std::string> shards;
@@ -112,10 +114,10 @@ void check_checkpoint_dir(const ResumeRequest& r, const ModelSpec& plan_model) {
     }
     if (!theirs)
       throw InputError(sd, "model", "this checkpoint records no model (another tool's?); the plan's is " +
-                                        describe(plan_model) + ": nothing was loaded or written");
+                                        describe_model(plan_model) + ": nothing was loaded or written");
     if (model_identity_hash(*theirs) != model_identity_hash(plan_model))
-      throw InputError(sd, "model", "this checkpoint is of " + describe(*theirs) + ", the plan's model is " +
-                                        describe(plan_model) +
+      throw InputError(sd, "model", "this checkpoint is of " + describe_model(*theirs) + ", the plan's model is " +
+                                        describe_model(plan_model) +
                                         ": nothing was loaded or written (use another --checkpoint-dir)");
     return;
   }

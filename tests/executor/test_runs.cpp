@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "mpi_run.hpp"
+#include "parallax/executor/safetensors.hpp"
 
 using namespace parallax::test;
 namespace fs = std::filesystem;
@@ -172,6 +173,35 @@ TEST_CASE("resuming needs a checkpoint there (exit 2 without one) unless --resum
                  dir + "/job2.log") == 0);
   CHECK(slurp(dir + "/job2.log").find("resumed from " + dir + "/job/step_000001") != std::string::npos);
   CHECK(fs::exists(dir + "/job/step_000002/COMPLETE"));
+}
+
+TEST_CASE("checkpoint inspect: every step's model, plan and shards, every checksum verified",
+          "[executor][mpi]") {
+  const std::string dir = scratch_dir("inspect");
+  const std::string plan = make_plan(dir, "p", 2, 1, 1, "");
+  REQUIRE(mpirun(2, "--plan " + plan + " --steps 2 --checkpoint-every 1 --checkpoint-dir " + dir + "/ck",
+                 dir + "/a.log") == 0);
+  // Hugging Face's safetensors loaders accept only "format": "pt" (or tf, flax).
+  const auto meta = parallax::exec::read_shard_metadata(dir + "/ck/step_000002/model_tp1_pp0.safetensors");
+  CHECK(meta.at("format") == "pt");
+  const std::string inspect = std::string(PARALLAX_BIN) + " checkpoint inspect " + dir + "/ck";
+  REQUIRE(shell(inspect + " > " + dir + "/ok.txt 2>&1") == 0);
+  const std::string ok = slurp(dir + "/ok.txt");
+  CHECK(ok.find(dir + "/ck/step_000002  complete, step 2") != std::string::npos);
+  CHECK(ok.find("model  gpt-tiny (layers 4, hidden 128, heads 4, vocab 512; fnv1a-64:") != std::string::npos);
+  CHECK(ok.find("plan   tp=2 pp=1 vpp=1 dp=1 zero=0") != std::string::npos);
+  CHECK(ok.find("4 shard files verify") != std::string::npos);
+  // One flipped byte in one shard: named, and exit 2.
+  const fs::path f = fs::path(dir) / "ck" / "step_000001" / "model_tp1_pp0.safetensors";
+  {
+    std::fstream io(f, std::ios::in | std::ios::out | std::ios::binary);
+    io.seekp(static_cast<std::streamoff>(fs::file_size(f) - 5));
+    io.put('\x7f');
+  }
+  CHECK(shell(inspect + " > " + dir + "/bad.txt 2> " + dir + "/bad.err") == 2);
+  CHECK(slurp(dir + "/bad.txt").find("model_tp1_pp0.safetensors") != std::string::npos);
+  CHECK(slurp(dir + "/bad.err").find("parallax: error: " + dir + "/ck: checkpoint inspect: 1 of 4 shard files do not "
+                                     "verify; the first: " + f.string() + ": __metadata__.checksum: checksum mismatch") == 0);
 }
 
 TEST_CASE("bad input: one line on rank 0 and exit 2 on every rank", "[executor][mpi]") {

@@ -129,7 +129,8 @@ def main():
     conv1d = ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")
     hf = [(k, v.t() if k.endswith(conv1d) else v) for k, v in weights.items()]
     write_safetensors(os.path.join(ckpt, "model_tp0_pp0.safetensors"), hf,
-                      {"format": "parallax checkpoint 1 (HF GPT-2 names and Conv1D (in, out) layout; wte padded)",
+                      {"format": "pt",
+                       "parallax_format": "parallax checkpoint 1 (HF GPT-2 names and Conv1D (in, out) layout; wte padded)",
                        "step": "0", "source": "tests/reference/gpt_reference.py",
                        "model": json.dumps(MODEL)})  # the model it belongs to: parallax checks it on resume
     with open(os.path.join(ckpt, "COMPLETE"), "w") as f:

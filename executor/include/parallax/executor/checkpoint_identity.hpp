@@ -4,6 +4,7 @@
 // ("model_hash"); a model's identity is its architecture (every field but name and source, which
 // only describe it: renaming a model does not orphan its checkpoints).
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,12 @@ namespace parallax::exec {
 std::string model_identity_hash(const ModelSpec& m);
 // Adds "model" and "model_hash" to a shard's metadata.
 void record_model(std::map<std::string, std::string>& metadata, const ModelSpec& m);
+
+// "gpt-tiny (layers 4, hidden 128, heads 4, vocab 512; fnv1a-64:...)".
+std::string describe_model(const ModelSpec& m);
+// The model a shard records ("model", or the model of its "plan" for checkpoints written before
+// models were recorded); nullopt when it records neither. Throws InputError when unreadable.
+std::optional<ModelSpec> recorded_model(const std::string& shard_path);
 
 // DIR/step_* directories holding COMPLETE, newest first.
 std::vector<std::string> complete_checkpoints(const std::string& dir);

@@ -1,9 +1,7 @@
 #include "parallax/executor/checkpoint.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "parallax/core/error.hpp"
 #include "parallax/executor/checkpoint_identity.hpp"
@@ -37,23 +35,12 @@ std::string first_error(const std::string& mine, MPI_Comm world) {
   return msg;
 }
 
-// Hugging Face GPT-2 keeps these four as Conv1D weights, stored (in, out): the transpose of the
-// executor's (out, in). Files hold HF's layout; read_global_tensors returns the executor's.
-bool hf_conv1d(const std::string& name) {
-  for (const char* s : {"attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight"}) {
-    const std::string suffix(s);
-    if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-      return true;
-  }
-  return false;
-}
-
 ShardEntry entry(const ParamTensor& t, const std::string& prefix, const float* data) {
   ShardEntry e;
   e.shard = t;
   e.shard.name = prefix + t.name;
   e.data.assign(data, data + t.numel());
-  if (hf_conv1d(t.name)) {
+  if (hf_conv1d_weight(t.name)) {
     const int64_t rows = t.local_shape[0], cols = t.local_shape[1];
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t k = 0; k < cols; ++k) e.data[static_cast<size_t>(k * rows + r)] = data[r * cols + k];
@@ -137,23 +124,27 @@ void save_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g,
   if (std::string e = first_error(error, world); !e.empty()) fail_all(e);
 }
 
-std::string checkpoint_step_dir(const std::string& dir, int64_t step) {
-  char name[32];
-  std::snprintf(name, sizeof(name), "step_%06lld", static_cast<long long>(step));
-  return (fs::path(dir) / name).string();
+bool hf_conv1d_weight(const std::string& name) {
+  for (const char* s : {"attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight"}) {
+    const std::string suffix(s);
+    if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return true;
+  }
+  return false;
+}
+
+std::map<std::string, GlobalTensor> read_stored_tensors(const std::string& dir,
+                                                        const std::string& prefix) {
+  std::vector<ShardFile> files;
+  for (const auto& p : shard_files(dir)) files.push_back(read_shard_file(p));
+  return assemble(files, prefix);
 }
 
 std::map<std::string, GlobalTensor> read_global_tensors(const std::string& dir,
                                                         const std::string& prefix) {
-  std::vector<fs::path> paths;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".safetensors") paths.push_back(e.path());
-  std::sort(paths.begin(), paths.end());
-  std::vector<ShardFile> files;
-  for (const auto& p : paths) files.push_back(read_shard_file(p.string()));
-  auto all = assemble(files, prefix);
+  auto all = read_stored_tensors(dir, prefix);
   for (auto& [name, g] : all)
-    if (hf_conv1d(name)) {
+    if (hf_conv1d_weight(name)) {
       if (g.shape.size() != 2) throw InputError(dir, name, "a Conv1D weight must have 2 dimensions");
       transpose_2d(g);
     }
@@ -163,7 +154,9 @@ std::map<std::string, GlobalTensor> read_global_tensors(const std::string& dir,
 bool load_latest_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g) {
   for (const fs::path sd : complete_checkpoints(dir)) {
     std::map<std::string, GlobalTensor> all;
+    int64_t step = 0;
     try {
+      step = completed_step(sd.string());
       all = read_global_tensors(sd.string());
       // Weights are required; a weights-only checkpoint (e.g. from the PyTorch reference)
       // starts Adam from zero.
@@ -195,9 +188,6 @@ bool load_latest_checkpoint(const std::string& dir, Trainer& t, const ProcessGro
     }
     t.push_params();
     t.scatter_optimizer_state(m, v);
-    std::ifstream in(sd / "COMPLETE");
-    int64_t step = 0;
-    in >> step;
     t.set_step_count(step);
     if (g.world.rank == 0)
       std::fprintf(stderr, "parallax: resumed from %s (step %lld)\n", sd.string().c_str(),

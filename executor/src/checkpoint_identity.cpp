@@ -1,6 +1,5 @@
 #include "parallax/executor/checkpoint_identity.hpp"
 
-#include <algorithm>
 #include <filesystem>
 #include <optional>
 
@@ -9,6 +8,7 @@
 #include "parallax/core/error.hpp"
 #include "parallax/core/json_reader.hpp"
 #include "parallax/core/spec_json.hpp"
+#include "parallax/executor/checkpoint_dir.hpp"
 #include "parallax/executor/safetensors.hpp"
 
 namespace parallax::exec {
@@ -34,7 +34,11 @@ std::string describe_model(const ModelSpec& m) {
 }
 
 std::optional<ModelSpec> recorded_model(const std::string& shard_path) {
-  const auto meta = read_shard_metadata(shard_path);
+  return recorded_model(read_shard_metadata(shard_path), shard_path);
+}
+
+std::optional<ModelSpec> recorded_model(const std::map<std::string, std::string>& meta,
+                                        const std::string& shard_path) {
   json doc;
   std::string path = "$";
   if (const auto it = meta.find("model"); it != meta.end()) {
@@ -54,18 +58,6 @@ std::optional<ModelSpec> recorded_model(const std::string& shard_path) {
   return m;
 }
 
-namespace {
-
-std::string first_shard(const std::string& step_dir) {
-  std::vector<std::string> shards;
-  for (const auto& e : fs::directory_iterator(step_dir))
-    if (e.path().extension() == ".safetensors") shards.push_back(e.path().string());
-  std::sort(shards.begin(), shards.end());
-  return shards.empty() ? "" : shards.front();
-}
-
-}  // namespace
-
 std::string model_identity_hash(const ModelSpec& m) {
   const std::string text = architecture(m).dump();
   return "fnv1a-64:" + hex64(fnv1a_64(text.data(), text.size()));
@@ -74,18 +66,6 @@ std::string model_identity_hash(const ModelSpec& m) {
 void record_model(std::map<std::string, std::string>& metadata, const ModelSpec& m) {
   metadata["model"] = to_json(m).dump();
   metadata["model_hash"] = model_identity_hash(m);
-}
-
-std::vector<std::string> complete_checkpoints(const std::string& dir) {
-  std::vector<std::string> steps;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return steps;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_directory() && e.path().filename().string().rfind("step_", 0) == 0 &&
-        fs::exists(e.path() / "COMPLETE"))
-      steps.push_back(e.path().string());
-  std::sort(steps.rbegin(), steps.rend());
-  return steps;
 }
 
 void check_checkpoint_dir(const ResumeRequest& r, const ModelSpec& plan_model) {
@@ -104,8 +84,9 @@ void check_checkpoint_dir(const ResumeRequest& r, const ModelSpec& plan_model) {
   // The newest complete checkpoint whose header reads decides whose directory this is; one that
   // does not read is refused later by the loader, with its reason.
   for (const auto& sd : steps) {
-    const std::string shard = first_shard(sd);
-    if (shard.empty()) continue;
+    const auto shards = shard_files(sd);
+    if (shards.empty()) continue;
+    const std::string& shard = shards.front();
     std::optional<ModelSpec> theirs;
     try {
       theirs = recorded_model(shard);

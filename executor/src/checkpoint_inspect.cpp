@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "parallax/core/error.hpp"
+#include "parallax/executor/checkpoint_dir.hpp"
 #include "parallax/executor/checkpoint_identity.hpp"
 #include "parallax/executor/safetensors.hpp"
 
@@ -16,10 +17,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-bool is_step_dir(const fs::path& p) {
-  return fs::is_directory(p) && p.filename().string().rfind("step_", 0) == 0;
-}
 
 // "tp=2 pp=2 vpp=1 dp=1 zero=0" from the plan file a shard records.
 std::string plan_layout(const std::map<std::string, std::string>& meta) {
@@ -62,19 +59,17 @@ StepReport inspect_step(const fs::path& sd) {
     std::ifstream in(sd / "COMPLETE");
     std::getline(in, s.step);
   }
-  std::vector<fs::path> shards;
-  for (const auto& e : fs::directory_iterator(sd))
-    if (e.path().extension() == ".safetensors") shards.push_back(e.path());
-  std::sort(shards.begin(), shards.end());
+  const auto shards = shard_files(sd.string());
   for (const auto& p : shards) s.shards.push_back(inspect_shard(p));
   if (shards.empty()) {
     s.model = "no shard files";
     return s;
   }
   try {
-    const auto m = recorded_model(shards.front().string());
+    const auto meta = read_shard_metadata(shards.front());
+    const auto m = recorded_model(meta, shards.front());
     s.model = m ? describe_model(*m) : "not recorded";
-    s.plan = plan_layout(read_shard_metadata(shards.front().string()));
+    s.plan = plan_layout(meta);
   } catch (const InputError& e) {
     s.model = std::string("unreadable: ") + e.what();
   }
@@ -87,10 +82,10 @@ std::vector<StepReport> inspect_checkpoints(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw InputError(dir, "checkpoint inspect", "no such directory");
   const fs::path root(dir);
-  if (fs::exists(root / "COMPLETE") || is_step_dir(root)) return {inspect_step(root)};
+  if (fs::exists(root / "COMPLETE") || is_step_dir(dir)) return {inspect_step(root)};
   std::vector<fs::path> steps;
   for (const auto& e : fs::directory_iterator(root))
-    if (is_step_dir(e.path())) steps.push_back(e.path());
+    if (is_step_dir(e.path().string())) steps.push_back(e.path());
   if (steps.empty())
     throw InputError(dir, "checkpoint inspect", "holds no step_* directory (not a checkpoint directory)");
   std::sort(steps.rbegin(), steps.rend());

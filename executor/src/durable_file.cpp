@@ -11,13 +11,14 @@
 
 namespace parallax::exec {
 
-void write_file_durably(const std::string& path, const std::vector<std::string_view>& parts) {
+void write_file_durably(const std::string& path, const std::vector<std::string_view>& parts,
+                        const std::string& field) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   auto fail = [&](const char* what, int fd) {
     const int err = errno;
     if (fd >= 0) ::close(fd);
     std::remove(tmp.c_str());
-    throw InputError(path, "--checkpoint-dir", std::string(what) + ": " + std::strerror(err));
+    throw InputError(path, field, std::string(what) + ": " + std::strerror(err));
   };
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail("cannot create the file", -1);

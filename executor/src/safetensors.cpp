@@ -20,6 +20,7 @@ using nlohmann::json;
 namespace {
 
 constexpr uint64_t kFnv64Prime = 1099511628211ULL;  // 2^40 + 2^8 + 0xb3
+constexpr uint64_t kFnv64OffsetBasis = 14695981039346656037ULL;
 
 uint64_t fnv1a_64_from(uint64_t h, const void* data, size_t bytes) {
   const auto* p = static_cast<const unsigned char*>(data);
@@ -30,7 +31,7 @@ uint64_t fnv1a_64_from(uint64_t h, const void* data, size_t bytes) {
 }  // namespace
 
 uint64_t fnv1a_64(const void* data, size_t bytes) {
-  return fnv1a_64_from(14695981039346656037ULL, data, bytes);
+  return fnv1a_64_from(kFnv64OffsetBasis, data, bytes);
 }
 
 uint64_t legacy_parallax_fnv64(const void* data, size_t bytes) {
@@ -53,26 +54,40 @@ json shard_json(const ParamTensor& t) {
 
 }  // namespace
 
-void write_shard_file(const std::string& path, const ShardFile& f) {
+void write_safetensors(const std::string& path, const std::vector<TensorBytes>& tensors,
+                       const std::map<std::string, std::string>& metadata, const std::string& field) {
   json header = json::object();
   json meta = json::object();
-  for (const auto& [k, v] : f.metadata) meta[k] = v;
-  std::string data;
-  for (const auto& e : f.tensors) {
-    const size_t begin = data.size();
-    data.append(reinterpret_cast<const char*>(e.data.data()), e.data.size() * sizeof(float));
-    header[e.shard.name] = {{"dtype", "F32"},
-                            {"shape", e.shard.local_shape},
-                            {"data_offsets", {begin, data.size()}}};
-    meta["shard:" + e.shard.name] = shard_json(e.shard).dump();
+  for (const auto& [k, v] : metadata) meta[k] = v;
+  std::vector<std::string_view> parts(2);
+  size_t offset = 0;
+  for (const auto& t : tensors) {
+    header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.bytes.size()}}};
+    offset += t.bytes.size();
+    parts.push_back(t.bytes);
   }
-  meta["checksum_algorithm"] = kChecksumAlgorithm;
-  meta["checksum"] = hex64(fnv1a_64(data.data(), data.size()));
-  header["__metadata__"] = meta;
+  if (!meta.empty()) header["__metadata__"] = meta;
   std::string h = header.dump();
   while (h.size() % 8 != 0) h.push_back(' ');
   const uint64_t n = h.size();
-  write_file_durably(path, {std::string_view(reinterpret_cast<const char*>(&n), 8), h, data});
+  parts[0] = std::string_view(reinterpret_cast<const char*>(&n), 8);
+  parts[1] = h;
+  write_file_durably(path, parts, field);
+}
+
+void write_shard_file(const std::string& path, const ShardFile& f) {
+  std::map<std::string, std::string> meta = f.metadata;
+  std::vector<TensorBytes> tensors;
+  uint64_t checksum = kFnv64OffsetBasis;
+  for (const auto& e : f.tensors) {
+    const std::string_view bytes(reinterpret_cast<const char*>(e.data.data()), e.data.size() * sizeof(float));
+    tensors.push_back({e.shard.name, "F32", e.shard.local_shape, bytes});
+    checksum = fnv1a_64_from(checksum, bytes.data(), bytes.size());  // over the data section, in order
+    meta["shard:" + e.shard.name] = shard_json(e.shard).dump();
+  }
+  meta["checksum_algorithm"] = kChecksumAlgorithm;
+  meta["checksum"] = hex64(checksum);
+  write_safetensors(path, tensors, meta);
 }
 
 namespace {

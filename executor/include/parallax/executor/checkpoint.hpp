@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "parallax/executor/checkpoint_dir.hpp"
 #include "parallax/executor/safetensors.hpp"
 #include "parallax/executor/trainer.hpp"
 
@@ -21,17 +22,21 @@ namespace parallax::exec {
 // Each shard records the plan that wrote it and the model it belongs to (checkpoint_identity).
 void save_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g,
                      const std::string& plan_json, const ModelSpec& model);
-// DIR/step_NNNNNN, the directory of the checkpoint after `step` steps.
-std::string checkpoint_step_dir(const std::string& dir, int64_t step);
 // The newest complete checkpoint that loads (corrupted ones are refused with a message on rank
 // 0 and skipped); returns false when there is none. Which model it belongs to is checked before,
 // by check_checkpoint_dir.
 bool load_latest_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g);
 // Writes this rank's gradient shards (after reduction) for tests: DIR/grads_tpX_ppY.safetensors.
 void dump_gradients(const std::string& dir, Trainer& t, const ProcessGroups& g);
-// Reads every *.safetensors in dir and reassembles the global tensors, in the executor's
-// (out, in) layout.
+// Reads every *.safetensors in dir (checksums verified) and reassembles the global tensors
+// whose names start with `prefix`, in the executor's (out, in) layout.
 std::map<std::string, GlobalTensor> read_global_tensors(const std::string& dir,
                                                         const std::string& prefix = "");
+// The same, in the layout the files store: Hugging Face GPT-2's, Conv1D weights (in, out).
+std::map<std::string, GlobalTensor> read_stored_tensors(const std::string& dir,
+                                                        const std::string& prefix = "");
+// A weight Hugging Face GPT-2 keeps as a Conv1D, stored (in, out): the transpose of the
+// executor's (out, in) (attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj).
+bool hf_conv1d_weight(const std::string& name);
 
 }  // namespace parallax::exec

@@ -6,7 +6,6 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "parallax/core/model_spec.hpp"
 
@@ -22,9 +21,9 @@ std::string describe_model(const ModelSpec& m);
 // The model a shard records ("model", or the model of its "plan" for checkpoints written before
 // models were recorded); nullopt when it records neither. Throws InputError when unreadable.
 std::optional<ModelSpec> recorded_model(const std::string& shard_path);
-
-// DIR/step_* directories holding COMPLETE, newest first.
-std::vector<std::string> complete_checkpoints(const std::string& dir);
+// The same from a shard's metadata already read (shard_path names it in messages).
+std::optional<ModelSpec> recorded_model(const std::map<std::string, std::string>& metadata,
+                                        const std::string& shard_path);
 
 struct ResumeRequest {
   std::string dir;                 // --checkpoint-dir (empty: none)

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "parallax/core/param_table.hpp"
@@ -33,6 +34,20 @@ struct ShardFile {
 };
 
 void write_shard_file(const std::string& path, const ShardFile& f);
+
+// One tensor of a plain safetensors file: its bytes (little-endian, row-major) as they go to disk.
+struct TensorBytes {
+  std::string name;
+  std::string dtype;  // "F32", "BF16", ...
+  std::vector<int64_t> shape;
+  std::string_view bytes;
+};
+// A safetensors file as the format specifies it: the tensors back to back in the given order
+// (no holes), the header padded with spaces to a multiple of 8 bytes, metadata as strings.
+// Written durably (durable_file); failures throw InputError(path, field, ...).
+void write_safetensors(const std::string& path, const std::vector<TensorBytes>& tensors,
+                       const std::map<std::string, std::string>& metadata,
+                       const std::string& field = "--checkpoint-dir");
 // Throws InputError(path, ...) when the file is truncated, malformed or its checksum is wrong,
 // or a tensor's shard metadata does not map every local element into its global tensor.
 ShardFile read_shard_file(const std::string& path);

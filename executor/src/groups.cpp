@@ -57,7 +57,7 @@ int64_t world_rank_of(const PlanSpec& p, const RankCoords& c) {
   return r;
 }
 
-ProcessGroups make_process_groups(const PlanSpec& p) {
+ProcessGroups make_process_groups(const PlanSpec& p, bool tied_embeddings) {
   ProcessGroups g;
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -70,7 +70,8 @@ ProcessGroups make_process_groups(const PlanSpec& p) {
   g.tp = split(MPI_COMM_WORLD, color(c.pp, c.dp), static_cast<int>(c.tp), "tp");
   g.pp = split(MPI_COMM_WORLD, color(c.tp, c.dp), static_cast<int>(c.pp), "pp");
   g.dp = split(MPI_COMM_WORLD, color(c.tp, c.pp), static_cast<int>(c.dp), "dp");
-  const bool on_edge = c.pp == 0 || c.pp == p.pp - 1;
+  // Untied output embeddings have no copy to keep in sync: no group (Megatron-LM likewise).
+  const bool on_edge = tied_embeddings && p.pp > 1 && (c.pp == 0 || c.pp == p.pp - 1);
   g.embedding = split(MPI_COMM_WORLD, on_edge ? color(c.tp, c.dp) : MPI_UNDEFINED,
                       static_cast<int>(c.pp), "embedding");
   return g;

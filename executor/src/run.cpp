@@ -135,7 +135,7 @@ void run_plan(const RunOptions& o) {
   const int threads = threads_per_rank(o.threads);
   kernels::set_compute_threads(threads);
 
-  ProcessGroups groups = make_process_groups(p);
+  ProcessGroups groups = make_process_groups(p, pf.model.tied_embeddings);
   Recorder rec;
   TrainOptions topt;
   topt.seed = o.seed;

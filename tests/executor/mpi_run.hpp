@@ -26,12 +26,13 @@ inline int shell(const std::string& cmd) {
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
-// gpt-tiny plan; flags are extra `parallax predict` flags.
+// A plan of `model` (a preset name or a model file; gpt-tiny by default); flags are extra
+// `parallax predict` flags.
 inline std::string make_plan(const std::string& dir, const std::string& name, int tp, int pp,
-                             int dp, const std::string& flags) {
+                             int dp, const std::string& flags, const std::string& model = "gpt-tiny") {
   const std::string path = dir + "/" + name + ".json";
   const std::string cmd = std::string(PARALLAX_BIN) +
-                          " predict --model gpt-tiny --cluster dgx-a100-superpod --dtype fp32"
+                          " predict --model " + model + " --cluster dgx-a100-superpod --dtype fp32"
                           " --global-batch 4 --mbs 1 --gpus " +
                           std::to_string(tp * pp * dp) + " --tp " + std::to_string(tp) +
                           " --pp " + std::to_string(pp) + " " + flags +

@@ -17,8 +17,8 @@ struct Run {
 };
 
 Run run_plan(const std::string& dir, const std::string& name, int tp, int pp, int dp,
-             const std::string& flags) {
-  const std::string plan = make_plan(dir, name, tp, pp, dp, flags);
+             const std::string& flags, const std::string& model = "gpt-tiny") {
+  const std::string plan = make_plan(dir, name, tp, pp, dp, flags, model);
   const std::string out = dir + "/" + name;
   const int rc = mpirun(tp * pp * dp,
                         "--plan " + plan + " --steps 5 --out " + out + ".m.json --dump-grads " +
@@ -61,6 +61,11 @@ void require_same(const Run& ref, const Run& got) {
 const Run& reference() {
   static const Run ref = run_plan(scratch_dir("ref"), "ref", 1, 1, 1, "");
   return ref;
+}
+
+// gpt-tiny with untied output embeddings (lm_head.weight) and vocab 500 (padded rows).
+std::string untied_model() {
+  return std::string(PARALLAX_SOURCE_DIR) + "/tests/executor/data/gpt-tiny-untied.json";
 }
 
 }  // namespace
@@ -109,4 +114,14 @@ TEST_CASE("tp=2 pp=2 interleaved vpp=2 equals the single process", "[executor][m
   require_same(reference(), run_plan(dir, "t2p2v2", 2, 2, 1, "--schedule interleaved --vpp 2"));
   require_same(reference(), run_plan(dir, "p2v2d2", 1, 2, 2,
                                      "--schedule interleaved --vpp 2 --zero 1 --recompute full"));
+}
+
+TEST_CASE("untied output embeddings: pp=2 and tp=2 pp=2 dp=2 equal the single process", "[executor][mpi]") {
+  // Before the embedding group was tied-only, pp > 1 deadlocked here: the first stage summed
+  // wte's gradient with a last stage that holds lm_head instead.
+  const std::string dir = scratch_dir("untied");
+  const Run ref = run_plan(dir, "ref", 1, 1, 1, "", untied_model());
+  REQUIRE(ref.grads.count("lm_head.weight") == 1);
+  require_same(ref, run_plan(dir, "pp2", 1, 2, 1, "", untied_model()));
+  require_same(ref, run_plan(dir, "t2p2d2", 2, 2, 2, "--zero 1", untied_model()));
 }

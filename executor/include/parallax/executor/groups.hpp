@@ -30,12 +30,12 @@ struct Group {
 
 struct ProcessGroups {
   Group world, tp, pp, dp;
-  Group embedding;  // first and last pipeline rank (tied word embeddings with pp > 1)
+  Group embedding;  // first and last pipeline rank (tied word embeddings with pp > 1 only)
   RankCoords coords;
 };
 
 // Collective over MPI_COMM_WORLD: every rank must call it.
-ProcessGroups make_process_groups(const PlanSpec& p);
+ProcessGroups make_process_groups(const PlanSpec& p, bool tied_embeddings);
 void free_process_groups(ProcessGroups& g);
 
 }  // namespace parallax::exec

@@ -1,6 +1,8 @@
 // parallax checkpoint inspect DIR: every step of a checkpoint directory (or one step directory)
 // with the model and plan it records and each shard file's size, tensors and checksum verified.
 // Exit 2 when a shard does not read or verify.
+// parallax checkpoint export DIR --hf OUT: the newest complete checkpoint (or the step directory
+// given) as a Hugging Face model directory (executor/hf_export.hpp).
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -8,6 +10,7 @@
 #include "commands.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/executor/checkpoint_inspect.hpp"
+#include "parallax/executor/hf_export.hpp"
 
 namespace parallax::cli {
 
@@ -45,16 +48,55 @@ void inspect_command(const std::string& dir) {
   std::printf("%d shard files verify\n", files);
 }
 
+struct ExportFlags {
+  std::string checkpoint;
+  std::string out_dir;
+  std::string max_shard_size = "5GB";
+  std::string dtype = "fp32";
+};
+
+void export_command(const ExportFlags& f) {
+  exec::HfExportOptions o;
+  o.checkpoint = f.checkpoint;
+  o.out_dir = f.out_dir;
+  o.max_shard_bytes = exec::parse_byte_size(f.max_shard_size, "--max-shard-size");
+  o.dtype = f.dtype;
+  const auto s = exec::export_hf(o);
+  std::printf("exported %s (step %lld) to %s\n", s.step_dir.c_str(), static_cast<long long>(s.step),
+              f.out_dir.c_str());
+  std::printf("  model       %s as GPT2LMHeadModel (%s embeddings)\n", s.model.name.c_str(),
+              s.model.tied_embeddings ? "tied" : "untied");
+  std::printf("  tensors     %lld, %lld parameters, %llu bytes (%s); optimizer state left out\n",
+              static_cast<long long>(s.tensors), static_cast<long long>(s.parameters),
+              static_cast<unsigned long long>(s.tensor_bytes), f.dtype.c_str());
+  std::printf("  vocabulary  %lld rows (%lld padding rows removed)\n", static_cast<long long>(s.model.vocab),
+              static_cast<long long>(s.padding_rows_removed));
+  for (const auto& file : s.files) std::printf("  %s\n", file.c_str());
+}
+
 }  // namespace
 
 void add_checkpoint_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("checkpoint", "Inspect checkpoints written by parallax run");
+  CLI::App* cmd = app.add_subcommand("checkpoint", "Inspect or export checkpoints written by parallax run");
   cmd->require_subcommand(1);
   auto dir = std::make_shared<std::string>();
   CLI::App* inspect = cmd->add_subcommand(
       "inspect", "Every step: model, plan, shard files, sizes; verifies every checksum (exit 2 if one fails)");
   inspect->add_option("DIR", *dir, "checkpoint directory (--checkpoint-dir) or one step_* directory")->required();
   inspect->callback([dir] { inspect_command(*dir); });
+
+  auto flags = std::make_shared<ExportFlags>();
+  CLI::App* exp = cmd->add_subcommand(
+      "export", "A complete checkpoint as a Hugging Face model directory (GPT-2 family; parameters only)");
+  exp->add_option("DIR", flags->checkpoint, "checkpoint directory (its newest complete step) or one step_* directory")
+      ->required();
+  exp->add_option("--hf", flags->out_dir,
+                  "output: a new (or empty) directory for config.json and model.safetensors (or shards + index)")
+      ->required();
+  exp->add_option("--max-shard-size", flags->max_shard_size,
+                  "largest shard file, as transformers' save_pretrained: 5GB, 500MB, 10GiB or bytes (default 5GB)");
+  exp->add_option("--dtype", flags->dtype, "fp32 (as trained, default) or bf16 (rounded to nearest even)");
+  exp->callback([flags] { export_command(*flags); });
 }
 
 }  // namespace parallax::cli

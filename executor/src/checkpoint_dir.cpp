@@ -56,7 +56,7 @@ std::string resolve_complete_step(const std::string& dir, const std::string& wha
   if (!fs::is_directory(dir, ec)) throw InputError(dir, what, "no such directory");
   if (fs::exists(fs::path(dir) / "COMPLETE")) return dir;
   if (is_step_dir(dir))
-    throw InputError(dir, what, "this step directory has no COMPLETE marker (an interrupted checkpoint): it is never loaded");
+    throw InputError(dir, what, "this step directory has no COMPLETE marker (an interrupted checkpoint, never loaded or exported)");
   const auto steps = complete_checkpoints(dir);
   if (steps.empty()) throw InputError(dir, what, "holds no complete checkpoint (no step_*/COMPLETE)");
   return steps.front();

@@ -2,12 +2,9 @@
 #include <cmath>
 
 #include "parallax/kernels/cpu.hpp"
+#include "parallax/kernels/math.hpp"
 
 namespace parallax::kernels {
-
-namespace {
-constexpr float kEps = 1e-5f;
-}
 
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
                        const float* weight, const float* bias, int64_t N, int64_t C) {
@@ -20,7 +17,7 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
     float var = 0.0f;
     for (int64_t c = 0; c < C; ++c) var += (x[c] - m) * (x[c] - m);
     var /= static_cast<float>(C);
-    const float s = 1.0f / std::sqrt(var + kEps);
+    const float s = 1.0f / std::sqrt(var + kNormEps);
     float* y = out + i * C;
     for (int64_t c = 0; c < C; ++c) y[c] = (x[c] - m) * s * weight[c] + bias[c];
     mean[i] = m;
@@ -73,7 +70,7 @@ void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* wei
     const float* x = inp + i * C;
     float ss = 0.0f;
     for (int64_t c = 0; c < C; ++c) ss += x[c] * x[c];
-    const float s = 1.0f / std::sqrt(ss / static_cast<float>(C) + kEps);
+    const float s = 1.0f / std::sqrt(ss / static_cast<float>(C) + kNormEps);
     for (int64_t c = 0; c < C; ++c) out[i * C + c] = x[c] * s * weight[c];
     rstd[i] = s;
   }

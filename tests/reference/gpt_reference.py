@@ -20,7 +20,8 @@ import struct
 import sys
 
 import torch
-import torch.nn.functional as F
+
+from gpt_torch import forward
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "golden")
@@ -87,30 +88,6 @@ def make_weights(gen):
     return w
 
 
-def forward(p, idx, targets):
-    """GPT-2 with weights stored (out, in): y = x @ W.T + b."""
-    x = p["wte.weight"][idx] + p["wpe.weight"][: idx.shape[1]]
-    hs = C // NH
-    mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
-    for l in range(L):
-        h = f"h.{l}."
-        a = F.layer_norm(x, (C,), p[h + "ln_1.weight"], p[h + "ln_1.bias"], eps=1e-5)
-        qkv = a @ p[h + "attn.c_attn.weight"].T + p[h + "attn.c_attn.bias"]
-        q, k, v = qkv.split(C, dim=-1)
-        q, k, v = (z.view(B, T, NH, hs).transpose(1, 2) for z in (q, k, v))
-        att = (q @ k.transpose(-2, -1)) / hs ** 0.5
-        att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
-        y = (att @ v).transpose(1, 2).reshape(B, T, C)
-        x = x + y @ p[h + "attn.c_proj.weight"].T + p[h + "attn.c_proj.bias"]
-        m = F.layer_norm(x, (C,), p[h + "ln_2.weight"], p[h + "ln_2.bias"], eps=1e-5)
-        m = F.gelu(m @ p[h + "mlp.c_fc.weight"].T + p[h + "mlp.c_fc.bias"], approximate="tanh")
-        x = x + m @ p[h + "mlp.c_proj.weight"].T + p[h + "mlp.c_proj.bias"]
-    x = F.layer_norm(x, (C,), p["ln_f.weight"], p["ln_f.bias"], eps=1e-5)
-    logits = x @ p["wte.weight"].T
-    loss = F.cross_entropy(logits.view(-1, V), targets.view(-1))
-    return logits, loss
-
-
 def main():
     gen = torch.Generator().manual_seed(20240520)
     weights = make_weights(gen)
@@ -120,7 +97,7 @@ def main():
     tgt = torch.stack([tokens[g * T + 1: g * T + T + 1] for g in range(B)])
 
     p = {k: v.double().requires_grad_(True) for k, v in weights.items()}
-    logits, loss = forward(p, idx, tgt)
+    logits, loss = forward(p, idx, tgt, L, NH)
     loss.backward()
 
     ckpt = os.path.join(OUT, "ckpt", "step_000000")

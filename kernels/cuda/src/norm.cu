@@ -10,8 +10,6 @@ using namespace detail;
 
 namespace {
 
-constexpr float kEps = 1e-5f;
-
 __device__ inline int64_t warp_row() {
   return static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
 }
@@ -30,7 +28,7 @@ __global__ void layernorm_forward_kernel(bf16* out, float* mean, float* rstd, co
     const float d = to_float(x[c]) - m;
     var += d * d;
   }
-  const float r = 1.0f / sqrtf(warp_sum(var) / static_cast<float>(C) + kEps);
+  const float r = 1.0f / sqrtf(warp_sum(var) / static_cast<float>(C) + kNormEps);
   for (int64_t c = lane_id(); c < C; c += 32)
     out[i * C + c] = to_bf16((to_float(x[c]) - m) * r * to_float(w[c]) + to_float(b[c]));
   if (lane_id() == 0) {
@@ -85,7 +83,7 @@ __global__ void rmsnorm_forward_kernel(bf16* out, float* rstd, const bf16* inp, 
     const float x = to_float(inp[i * C + c]);
     ss += x * x;
   }
-  const float r = 1.0f / sqrtf(warp_sum(ss) / static_cast<float>(C) + kEps);
+  const float r = 1.0f / sqrtf(warp_sum(ss) / static_cast<float>(C) + kNormEps);
   for (int64_t c = lane_id(); c < C; c += 32)
     out[i * C + c] = to_bf16(to_float(inp[i * C + c]) * r * to_float(w[c]));
   if (lane_id() == 0) rstd[i] = r;

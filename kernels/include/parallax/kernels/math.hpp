@@ -8,6 +8,10 @@
 
 namespace parallax::kernels {
 
+// The epsilon of LayerNorm and RMSNorm on every backend (GPT-2's layer_norm_epsilon; an HF export's
+// config.json records it).
+inline constexpr float kNormEps = 1e-5f;
+
 // tanh as Eigen's rational approximation (generic_fast_tanh_float: 13/6 polynomial ratio,
 // clamped where float tanh is +-1): branch-free multiply-adds that compilers vectorise, unlike
 // libm's tanhf; a test checks it against std::tanh.

@@ -4,11 +4,13 @@
 #include <memory>
 #include <sstream>
 
-#include "cli_values.hpp"
 #include "commands.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/spec_json.hpp"
 #include "parallax/costmodel/prediction_json.hpp"
+#include "parallax/inputs/flag_values.hpp"
+#include "parallax/inputs/plan_text.hpp"
+#include "parallax/inputs/search_flags.hpp"
 #include "parallax/planner/capacity.hpp"
 #include "plan_options.hpp"
 #include "prediction_text.hpp"
@@ -60,12 +62,7 @@ void run_sweep(const CapacityArgs& a, const ResolvedJob& rj) {
   if (rj.job.tokens <= 0) {
     throw InputError("command line", "--tokens", "is required (tokens to train) unless --budget-gpu-hours");
   }
-  PlannerInputs in;
-  in.model = rj.model;
-  in.cluster = rj.cluster;
-  in.job = rj.job;
-  in.profile = rj.profile;
-  in.options = search_options(a.search);
+  const PlannerInputs in = planner_inputs(rj, a.search);
   const std::vector<CapacityRow> rows =
       capacity_sweep(in, gpu_counts(a, rj.cluster), rj.job.tokens, rj.job.price_per_gpu_hour_usd);
   if (a.json) {
@@ -114,10 +111,7 @@ void run_sweep(const CapacityArgs& a, const ResolvedJob& rj) {
 
 void run_budget(const CapacityArgs& a, const ResolvedJob& rj) {
   BudgetInputs in;
-  in.cluster = rj.cluster;
-  in.job = rj.job;
-  in.profile = rj.profile;
-  in.options = search_options(a.search);
+  in.planner = planner_inputs(rj, a.search);
   in.budget_gpu_hours = parse_number("--budget-gpu-hours", a.budget_gpu_hours, 1, 1e12);
   in.tokens = rj.job.tokens;
   in.tokens_per_param = parse_number("--tokens-per-param", a.tokens_per_param, 1e-3, 1e6);

@@ -12,7 +12,8 @@
 #include "parallax/core/plan_file.hpp"
 #include "parallax/core/spec_json.hpp"
 #include "parallax/costmodel/prediction_json.hpp"
-#include "parallax/planner/plan_text.hpp"
+#include "parallax/inputs/plan_text.hpp"
+#include "parallax/inputs/search_flags.hpp"
 #include "parallax/planner/planner.hpp"
 #include "parallax/planner/sensitivity.hpp"
 #include "parallax/planner/simulator_refiner.hpp"
@@ -99,14 +100,7 @@ nlohmann::json search_json(const SearchResult& res, int64_t top) {
 }
 
 void run_plan(const PlanArgs& a) {
-  const ResolvedJob rj = resolve_job(a.job);
-  PlannerInputs in;
-  in.model = rj.model;
-  in.cluster = rj.cluster;
-  in.job = rj.job;
-  in.gpus = rj.gpus;
-  in.profile = rj.profile;
-  in.options = search_options(a.search);
+  PlannerInputs in = planner_inputs(resolve_job(a.job), a.search);
   in.top_k = a.simulate_top;
   in.threads = a.threads;
   const Topology topo(in.cluster);

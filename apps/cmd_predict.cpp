@@ -7,6 +7,8 @@
 #include "parallax/core/spec_json.hpp"
 #include "parallax/costmodel/predict.hpp"
 #include "parallax/costmodel/prediction_json.hpp"
+#include "parallax/inputs/job_flags.hpp"
+#include "parallax/inputs/plan_text.hpp"
 #include "plan_options.hpp"
 #include "prediction_text.hpp"
 #include "text_table.hpp"

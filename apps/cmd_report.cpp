@@ -6,10 +6,11 @@
 #include <memory>
 #include <sstream>
 
-#include "cli_values.hpp"
 #include "commands.hpp"
 #include "parallax/core/atomic_file.hpp"
 #include "parallax/core/error.hpp"
+#include "parallax/inputs/flag_values.hpp"
+#include "parallax/inputs/search_flags.hpp"
 #include "parallax/reports/report.hpp"
 #include "parallax/version.hpp"
 #include "plan_options.hpp"
@@ -29,12 +30,7 @@ struct ReportArgs {
 void run_report(const ReportArgs& a) {
   const ResolvedJob rj = resolve_job(a.job);
   ReportInputs in;
-  in.planner.model = rj.model;
-  in.planner.cluster = rj.cluster;
-  in.planner.job = rj.job;
-  in.planner.gpus = rj.gpus;
-  in.planner.profile = rj.profile;
-  in.planner.options = search_options(a.search);
+  in.planner = planner_inputs(rj, a.search);
   in.top = a.top;
   in.version = kVersion;
   if (!a.scaling_gpus.empty()) {

@@ -12,9 +12,9 @@
 #include "commands.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/presets.hpp"
+#include "parallax/inputs/flag_values.hpp"
 #include "parallax/topologies/import.hpp"
 #include "parallax/topologies/topology.hpp"
-#include "cli_values.hpp"
 #include "text_table.hpp"
 #include "topo_values.hpp"
 

@@ -1,6 +1,6 @@
 // The CLI11 side of the job / plan / search flags: which flag fills which field of PlanOptions and
-// SearchFlags. Their resolution into validated specs lives in parallax::planner (flag_inputs.hpp),
-// shared with the GUI so that both report bad input with the same message.
+// SearchFlags. Their resolution into validated specs lives in parallax::inputs, shared with the GUI
+// so that both report bad input with the same message.
 #include "plan_options.hpp"
 
 namespace parallax::cli {

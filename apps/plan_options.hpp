@@ -1,9 +1,11 @@
 #pragma once
 // The model / cluster / job / plan / search flags as CLI11 options. The option structs and their
-// resolution into validated specs are parallax::planner's (flag_inputs.hpp), shared with the GUI.
+// resolution into validated specs are parallax::inputs' (job_flags.hpp, search_flags.hpp), shared
+// with the GUI.
 #include <CLI/CLI.hpp>
 
-#include "parallax/planner/flag_inputs.hpp"
+#include "parallax/inputs/job_flags.hpp"
+#include "parallax/inputs/search_flags.hpp"
 
 namespace parallax::cli {
 

@@ -8,7 +8,6 @@
 #include "parallax/core/model_spec.hpp"
 #include "parallax/core/plan_spec.hpp"
 #include "parallax/costmodel/predict.hpp"
-#include "parallax/planner/plan_text.hpp"  // plan_line
 
 namespace parallax::cli {
 

@@ -26,7 +26,7 @@
 #include "parallax/core/json_reader.hpp"
 #include "parallax/core/spec_json.hpp"
 #include "parallax/export/export_text.hpp"
-#include "parallax/planner/plan_text.hpp"
+#include "parallax/inputs/plan_text.hpp"
 #include "parallax/reports/report.hpp"
 #include "plans_table_model.hpp"
 

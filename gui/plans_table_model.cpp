@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "parallax/planner/plan_text.hpp"
+#include "parallax/inputs/plan_text.hpp"
 
 namespace parallax::gui {
 namespace {

@@ -10,14 +10,7 @@ PlannerInputs planner_inputs(const WhatIfInputs& w) {
   const ResolvedJob rj = w.custom_shape
                              ? resolve_job(w.job, custom_model(w.shape, load_model(w.job.model)))
                              : resolve_job(w.job);
-  PlannerInputs in;
-  in.model = rj.model;
-  in.cluster = rj.cluster;
-  in.job = rj.job;
-  in.gpus = rj.gpus;
-  in.profile = rj.profile;
-  in.options = search_options(w.search);
-  return in;  // top_k and threads: the planner's defaults, as `parallax plan` uses them
+  return parallax::planner_inputs(rj, w.search);  // top_k and threads: the planner's defaults
 }
 
 nlohmann::json session_json(const WhatIfInputs& w) {

@@ -1,6 +1,6 @@
 #pragma once
 // Everything the what-if window asks, as the text of its fields, and a session file holding it.
-// The text is resolved by the same functions as the CLI's flags (parallax/planner/flag_inputs.hpp),
+// The text is resolved by the same functions as the CLI's flags (parallax/inputs/),
 // so a bad field gets the CLI's message; the session stores the text as typed, so opening a saved
 // session restores even a field that was invalid when it was saved.
 #include <string>
@@ -8,7 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "custom_model.hpp"
-#include "parallax/planner/flag_inputs.hpp"
+#include "parallax/inputs/job_flags.hpp"
+#include "parallax/inputs/search_flags.hpp"
 #include "parallax/planner/planner.hpp"
 
 namespace parallax::gui {

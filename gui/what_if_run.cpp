@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "parallax/planner/plan_text.hpp"
+#include "parallax/inputs/search_flags.hpp"
 #include "parallax/planner/simulator_refiner.hpp"
 #include "parallax/reports/report.hpp"
 #include "parallax/simulator/sim_inputs.hpp"

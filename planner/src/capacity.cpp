@@ -112,18 +112,15 @@ BudgetCandidate best_count(const BudgetInputs& in, const Topology& topo, const F
   BudgetCandidate best;
   best.member = fm;
   best.tokens = tokens;
-  for (int64_t n = in.cluster.gpus_per_node; n <= in.cluster.total_gpus(); n *= 2) {
-    PlannerInputs pi;
+  const ClusterSpec& cluster = in.planner.cluster;
+  for (int64_t n = cluster.gpus_per_node; n <= cluster.total_gpus(); n *= 2) {
+    PlannerInputs pi = in.planner;
     pi.model = fm.model;
-    pi.cluster = in.cluster;
-    pi.job = in.job;
     pi.gpus = n;
-    pi.profile = in.profile;
-    pi.options = in.options;
     const SearchResult res = search_plans(pi, topo);
     if (res.plans.empty()) continue;
     const RankedPlan& r = res.plans.front();
-    const double days = days_to_train(r, tokens, fm.model.seq_len, in.job.global_batch);
+    const double days = days_to_train(r, tokens, fm.model.seq_len, pi.job.global_batch);
     if (days > in.max_days) continue;
     const double hours = days * 24 * static_cast<double>(n);
     if (!best.plan || hours < best.gpu_hours) {
@@ -140,7 +137,7 @@ BudgetCandidate best_count(const BudgetInputs& in, const Topology& topo, const F
 
 BudgetAnswer budget_search(const BudgetInputs& in) {
   BudgetAnswer out;
-  const Topology topo(in.cluster);  // built once: every member and GPU count shares its analyses
+  const Topology topo(in.planner.cluster);  // built once: every member and GPU count shares its analyses
   int misses = 0;
   for (const FamilyMember& fm : model_family(in.family)) {
     const double tokens = in.tokens > 0 ? in.tokens : in.tokens_per_param * fm.params;

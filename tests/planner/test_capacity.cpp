@@ -61,13 +61,13 @@ TEST_CASE("the knee is the first GPU count whose per-GPU throughput falls below 
 
 TEST_CASE("budget: the answer fits the budget and the next larger family member does not") {
   BudgetInputs in;
-  in.cluster = load_cluster("dgx-a100-superpod");
-  in.job.global_batch = 2048;
-  in.profile = load_profile(in.cluster.profile);
+  in.planner.cluster = load_cluster("dgx-a100-superpod");
+  in.planner.job.global_batch = 2048;
+  in.planner.profile = load_profile(in.planner.cluster.profile);
   in.budget_gpu_hours = 1e6;
   in.tokens = 366e9;  // BLOOM: 176B parameters on 366B tokens with about 1e6 A100-hours
   // BLOOM trained with Megatron-DeepSpeed, the stack whose efficiency MT-NLG's rows fitted.
-  in.job.framework = "megatron-deepspeed";
+  in.planner.job.framework = "megatron-deepspeed";
   const BudgetAnswer ans = budget_search(in);
   REQUIRE(ans.answer);
   const BudgetCandidate& c = *ans.answer;

@@ -42,10 +42,9 @@ struct FamilyMember {
 std::vector<FamilyMember> model_family(const std::string& name);
 
 struct BudgetInputs {
-  ClusterSpec cluster;
-  JobSpec job;  // global batch, dtype, framework; tokens ignored
-  EfficiencyProfile profile;
-  SearchOptions options;
+  // Cluster, job (global batch, dtype, framework), profile and search options; the model, GPU
+  // count and job tokens are not read (each family member and GPU count is searched).
+  PlannerInputs planner;
   double budget_gpu_hours = 0;
   double tokens = 0;            // fixed token count; 0 = tokens_per_param * params
   double tokens_per_param = 20;

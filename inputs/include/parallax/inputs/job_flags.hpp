@@ -1,20 +1,14 @@
 #pragma once
-// The planner's inputs as text, the way the `parallax` flags and the GUI's fields hold them, and
-// their resolution into validated specs. Every error is an InputError with source "command line"
-// and the flag as its path (e.g. "command line: --gpus: must be an integer in [1, 10000000]
-// (got \"abc\")"), so the CLI and the GUI report bad input with the same one-line message.
+// The job and plan as text, the way the `parallax` flags and the GUI's fields hold them, and their
+// resolution into validated specs. Every error is an InputError with source "command line" and the
+// flag as its path, so the CLI and the GUI report bad input with the same one-line message.
 #include <cstdint>
 #include <string>
 
 #include "parallax/core/plan_file.hpp"
 #include "parallax/costmodel/profile.hpp"
-#include "parallax/planner/search_space.hpp"
 
 namespace parallax {
-
-// Numbers with the rules of JSON input: the whole text must parse, finite, within [min, max].
-int64_t parse_int(const std::string& flag, const std::string& text, int64_t min, int64_t max);
-double parse_number(const std::string& flag, const std::string& text, double min, double max);
 
 // The job and plan flags as typed; the defaults are the MT-NLG 530B setting.
 struct PlanOptions {
@@ -40,19 +34,6 @@ struct PlanOptions {
   std::string profile;  // default: the cluster's profile
   bool operator==(const PlanOptions&) const = default;
 };
-
-// Search-space restrictions (plan, capacity, report; the GUI's constraints).
-struct SearchFlags {
-  std::string recompute_allowed = "none,selective,full";
-  bool no_sp = false;
-  bool allow_cross_node_tp = false;
-  bool allow_all = false;
-  bool uneven_pp = false;
-  std::string force_tp;  // empty = search every tp
-  std::string force_pp;  // empty = search every pp
-  bool operator==(const SearchFlags&) const = default;
-};
-SearchOptions search_options(const SearchFlags& f);
 
 struct Resolved {
   PlanFile file;

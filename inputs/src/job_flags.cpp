@@ -1,13 +1,12 @@
-// Resolution of the job / plan / search flags into validated specs (moved from apps/ so that the
-// GUI shares it with the CLI).
-#include "parallax/planner/flag_inputs.hpp"
+// Resolution of the job and plan flags into validated specs, shared by the CLI and the GUI.
+#include "parallax/inputs/job_flags.hpp"
 
 #include <map>
-#include <sstream>
 
 #include "parallax/core/error.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/core/spec_json.hpp"
+#include "parallax/inputs/flag_values.hpp"
 
 namespace parallax {
 namespace {
@@ -41,32 +40,6 @@ std::string flag_for_path(const std::string& path) {
 }
 
 }  // namespace
-
-SearchOptions search_options(const SearchFlags& f) {
-  SearchOptions o;
-  o.recompute.clear();
-  std::stringstream ss(f.recompute_allowed);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item == "none") o.recompute.push_back(Recompute::none);
-    else if (item == "selective") o.recompute.push_back(Recompute::selective);
-    else if (item == "full") o.recompute.push_back(Recompute::full);
-    else {
-      throw InputError("command line", "--recompute-allowed",
-                       "each mode must be none, selective or full (got \"" + item + "\")");
-    }
-  }
-  if (o.recompute.empty()) {
-    throw InputError("command line", "--recompute-allowed", "needs at least one mode");
-  }
-  o.sequence_parallel = !f.no_sp;
-  o.allow_cross_node_tp = f.allow_cross_node_tp;
-  o.allow_all = f.allow_all;
-  o.uneven_pp = f.uneven_pp;
-  if (!f.force_tp.empty()) o.force_tp = parse_int("--force-tp", f.force_tp, 1, Limits::max_gpus);
-  if (!f.force_pp.empty()) o.force_pp = parse_int("--force-pp", f.force_pp, 1, Limits::max_gpus);
-  return o;
-}
 
 ResolvedJob resolve_job(const PlanOptions& o) { return resolve_job(o, load_model(o.model)); }
 

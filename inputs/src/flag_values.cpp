@@ -1,5 +1,5 @@
 // Numbers typed as flags or into GUI fields, read with the rules of JSON input.
-#include "parallax/planner/flag_inputs.hpp"
+#include "parallax/inputs/flag_values.hpp"
 
 #include <cerrno>
 #include <cmath>

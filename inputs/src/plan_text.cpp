@@ -1,0 +1,19 @@
+// A plan as one line of text, shared by the CLI and the GUI.
+#include "parallax/inputs/plan_text.hpp"
+
+namespace parallax {
+
+std::string plan_line(const PlanSpec& p) {
+  std::string s = "tp=" + std::to_string(p.tp) + " pp=" + std::to_string(p.pp) +
+                  " dp=" + std::to_string(p.dp);
+  if (p.vpp > 1) s += " vpp=" + std::to_string(p.vpp);
+  if (p.first_stage_layers > 0) s += " first=" + std::to_string(p.first_stage_layers);
+  if (p.last_stage_layers > 0) s += " last=" + std::to_string(p.last_stage_layers);
+  s += " mbs=" + std::to_string(p.micro_batch) + " m=" + std::to_string(p.num_micro_batches) +
+       " schedule=" + to_string(p.schedule) + " recompute=" + to_string(p.recompute) +
+       (p.sequence_parallel ? " sp" : "") + " zero=" + std::to_string(p.zero) +
+       " order=" + p.order;
+  return s;
+}
+
+}  // namespace parallax

@@ -324,7 +324,7 @@ int calibrate(CalibrateOptions o) {
 
 }  // namespace
 
-void add_calibrate_command(CLI::App& app) {
+void add_calibrate_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<CalibrateOptions>();
   CLI::App* cmd = app.add_subcommand(
       "calibrate", "Fit an efficiency profile from microbenchmarks, executed runs, nccl-tests output or Megatron-LM logs");
@@ -345,7 +345,7 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--out", o->out, "profile JSON to write");
   cmd->add_option("--raw-out", o->raw_out, "also keep the raw microbenchmark results (JSON)");
   cmd->add_option("--worker-raw", o->worker_raw, "internal")->group("");
-  cmd->callback([o] { std::exit(calibrate(*o)); });
+  cmd->callback([o, &exit_code] { exit_code = calibrate(*o); });
 }
 
 }  // namespace parallax::cli

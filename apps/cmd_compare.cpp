@@ -73,7 +73,7 @@ int compare_command(const CompareOptions& o) {
 
 }  // namespace
 
-void add_compare_command(CLI::App& app) {
+void add_compare_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<CompareOptions>();
   CLI::App* cmd = app.add_subcommand(
       "compare", "Predicted vs measured for executed runs: per iteration, op class and collective");
@@ -83,7 +83,7 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("--profile", o->profile, "profile preset or file (default: the run's cluster's)");
   cmd->add_flag("--json", o->json, "print JSON");
   cmd->add_option("--out", o->out, "also write the JSON here");
-  cmd->callback([o] { std::exit(compare_command(*o)); });
+  cmd->callback([o, &exit_code] { exit_code = compare_command(*o); });
 }
 
 }  // namespace parallax::cli

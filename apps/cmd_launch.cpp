@@ -57,7 +57,7 @@ int launch(const LaunchOptions& o) {
 
 }  // namespace
 
-void add_launch_command(CLI::App& app) {
+void add_launch_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<LaunchOptions>();
   CLI::App* cmd = app.add_subcommand(
       "launch", "Build and run the mpirun command of a plan: parallax launch --plan plan.json -- <run flags>");
@@ -66,7 +66,7 @@ void add_launch_command(CLI::App& app) {
   cmd->add_option("--mpirun", o->mpirun, "the mpirun to call");
   cmd->add_flag("--dry-run", o->dry_run, "print the command only");
   cmd->add_option("run_args", o->run_args, "flags passed to parallax run (after --)");
-  cmd->callback([o] { std::exit(launch(*o)); });
+  cmd->callback([o, &exit_code] { exit_code = launch(*o); });
 }
 
 }  // namespace parallax::cli

@@ -1,21 +1,11 @@
 // parallax run --plan plan.json [--steps S] [--data FILE] [--out measurements.json]
 //   [--trace trace.json] [--checkpoint-dir DIR] [--resume | --resume-if-present]: runs the plan
 //   for real under mpirun.
-#include <mpi.h>
-#include <unistd.h>
-
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <memory>
-#include <string>
-#include <vector>
 
 #include "blas_env.hpp"
 #include "commands.hpp"
-#include "parallax/core/error.hpp"
 #include "parallax/executor/run.hpp"
-#include "parallax/kernels/gemm_path.hpp"
 
 namespace parallax::cli {
 
@@ -27,7 +17,7 @@ int run_command(const exec::RunOptions& o) {
 
 }  // namespace
 
-void add_run_command(CLI::App& app) {
+void add_run_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<exec::RunOptions>();
   CLI::App* cmd = app.add_subcommand("run", "Run a plan for real: mpirun -np N parallax run --plan plan.json");
   cmd->add_option("--plan", o->plan_path, "plan file (parallax predict --out)")->required();
@@ -54,7 +44,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--fault-step", o->fault_step, "... during this step (1-based)")->group("");
   cmd->add_option("--fault-nan-step", o->fault_nan_step, "tests: every weight NaN before this step (1-based)")->group("");
   cmd->add_flag("--quiet", o->quiet, "no per-step lines");
-  cmd->callback([o] { std::exit(run_command(*o)); });
+  cmd->callback([o, &exit_code] { exit_code = run_command(*o); });
 }
 
 }  // namespace parallax::cli

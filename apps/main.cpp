@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("parallax ") + parallax::kVersion +
                                         " (backends: " + parallax::kBackends + ")");
   app.require_subcommand(1);
+  int exit_code = 0;  // set by the commands whose outcome is a code of their own
   parallax::cli::add_presets_command(app);
   parallax::cli::add_predict_command(app);
   parallax::cli::add_validate_command(app);
@@ -24,12 +25,12 @@ int main(int argc, char** argv) {
   parallax::cli::add_simulate_command(app);
   parallax::cli::add_topo_command(app);
   parallax::cli::add_placement_command(app);
-  parallax::cli::add_compare_command(app);
+  parallax::cli::add_compare_command(app, exit_code);
 #ifdef PARALLAX_HAVE_EXECUTOR
-  parallax::cli::add_run_command(app);
+  parallax::cli::add_run_command(app, exit_code);
   parallax::cli::add_checkpoint_command(app);
-  parallax::cli::add_launch_command(app);
-  parallax::cli::add_calibrate_command(app);
+  parallax::cli::add_launch_command(app, exit_code);
+  parallax::cli::add_calibrate_command(app, exit_code);
 #endif
   try {
     app.parse(argc, argv);
@@ -49,5 +50,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "parallax: internal error: %s\n", e.what());
     return 1;
   }
-  return 0;
+  return exit_code;
 }

@@ -67,20 +67,20 @@ int select_cuda_device() {
 
 std::unique_ptr<Trainer> make_cuda_trainer(const PlanFile& plan, const TrainOptions& opt,
                                            const ProcessGroups& groups, Recorder& rec,
-                                           TokenSource data, nlohmann::json* info) {
+                                           TokenSource data, BackendInfo* info) {
   const int devices = kernels::cuda::device_count();
   const int device = select_cuda_device();
   auto t = std::make_unique<CudaTrainer>(device, plan, opt, groups, rec, std::move(data));
   if (info) {
     // executed_dtype is the dtype the GEMMs ran in (what compare and the refits read); the
     // whole precision recipe goes beside it.
-    (*info)["executed_dtype"] = "bf16";
-    (*info)["precision"] = "bf16 weights and activations; fp32 master weights, Adam state and gradients";
-    (*info)["gemm_path"] = t->gemm_path();
-    (*info)["cuda"] = {{"runtime", kernels::cuda::runtime_version()},
-                       {"nccl", kernels::cuda::nccl_version()},
-                       {"device", kernels::cuda::device_description(device)},
-                       {"devices_on_node", devices}};
+    info->executed_dtype = "bf16";
+    info->precision = "bf16 weights and activations; fp32 master weights, Adam state and gradients";
+    info->gemm_path = t->gemm_path();
+    info->cuda = {{"runtime", kernels::cuda::runtime_version()},
+                  {"nccl", kernels::cuda::nccl_version()},
+                  {"device", kernels::cuda::device_description(device)},
+                  {"devices_on_node", devices}};
   }
   return t;
 }

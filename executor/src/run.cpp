@@ -1,28 +1,27 @@
 #include "parallax/executor/run.hpp"
 
-#include <unistd.h>
-
 #include <csignal>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "parallax/core/atomic_file.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/json_reader.hpp"
 #include "parallax/core/plan_file.hpp"
 #include "parallax/executor/checkpoint.hpp"
 #include "parallax/executor/checkpoint_identity.hpp"
-#include "parallax/executor/measurements.hpp"
 #include "parallax/executor/stop_signal.hpp"
 #include "parallax/executor/trainer.hpp"
 #include "parallax/kernels/gemm_path.hpp"
+#include "run_faults.hpp"
+#include "run_output.hpp"
 #if defined(PARALLAX_HAVE_CUDA)
 #include "parallax/executor/cuda_trainer.hpp"
 #endif
@@ -84,17 +83,6 @@ int threads_per_rank(int requested) {
   return std::max(1, cores / local);
 }
 
-json machine_json(int threads) {
-  char host[256] = {0};
-  gethostname(host, sizeof(host) - 1);
-  return {{"host", host},
-          {"cores", std::thread::hardware_concurrency()},
-          {"threads_per_rank", threads},
-          {"openblas_coretype_env", getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : ""},
-          {"omp_wait_policy", getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : ""},
-          {"cpu_wants_coretype", kernels::wanted_openblas_coretype()}};
-}
-
 // --backend: cpu, or cuda when built with it and a device is there (checked first, so a
 // machine without a GPU gets one line and exit code 2 whatever else is wrong).
 void check_backend(const std::string& backend) {
@@ -116,162 +104,125 @@ void check_backend(const std::string& backend) {
 #endif
 }
 
-}  // namespace
+// The plan file as read (its text goes into checkpoints and measurements.json) and as specs.
+struct LoadedPlan {
+  json text;
+  PlanFile file;
+};
 
-void run_plan(const RunOptions& o) {
-  int world_rank = 0, world_size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+LoadedPlan load_plan(const RunOptions& o, int world_size) {
   check_backend(o.backend);
-  const bool cuda = o.backend == "cuda";
-  const json plan_json = read_json_file(o.plan_path);
-  const PlanFile pf = read_plan_file(plan_json, o.plan_path);
-  check_runnable(pf, world_size, o.plan_path);
-  check_checkpoint_dir({o.checkpoint_dir, o.resume, o.resume_if_present}, pf.model);
+  LoadedPlan lp{read_json_file(o.plan_path), {}};
+  lp.file = read_plan_file(lp.text, o.plan_path);
+  check_runnable(lp.file, world_size, o.plan_path);
+  check_checkpoint_dir({o.checkpoint_dir, o.resume, o.resume_if_present}, lp.file.model);
+  return lp;
+}
+
+std::unique_ptr<Trainer> make_trainer(const RunOptions& o, const PlanFile& pf, const ProcessGroups& groups,
+                                      Recorder& rec, BackendInfo* info) {
   TokenSource data = o.data_path.empty()
                          ? TokenSource(o.seed, pf.model.vocab)
                          : TokenSource::from_file(o.data_path, pf.model.vocab, pf.model.seq_len);
-  const PlanSpec& p = pf.plan;
-  const int threads = threads_per_rank(o.threads);
-  kernels::set_compute_threads(threads);
-
-  ProcessGroups groups = make_process_groups(p, pf.model.tied_embeddings);
-  Recorder rec;
   TrainOptions topt;
   topt.seed = o.seed;
   topt.grad_clip = static_cast<float>(o.grad_clip);
   topt.adam.lr = static_cast<float>(o.lr);
-  json backend_info = {{"executed_dtype", "fp32"}, {"gemm_path", kernels::gemm_path_description()}};
-  std::unique_ptr<Trainer> trainer_ptr;
+  info->gemm_path = kernels::gemm_path_description();
 #if defined(PARALLAX_HAVE_CUDA)
-  if (cuda) trainer_ptr = make_cuda_trainer(pf, topt, groups, rec, std::move(data), &backend_info);
+  if (o.backend == "cuda") return make_cuda_trainer(pf, topt, groups, rec, std::move(data), info);
 #endif
-  if (!cuda) trainer_ptr = make_cpu_trainer(pf, topt, groups, rec, std::move(data));
-  Trainer& trainer = *trainer_ptr;
-  install_stop_handlers();
-  // What a failure message says of the checkpoints: the newest one written or loaded.
-  std::string last_checkpoint = o.checkpoint_dir.empty() ? "no --checkpoint-dir, none written" : "none written yet";
-  if (o.resume || o.resume_if_present) {
-    if (load_latest_checkpoint(o.checkpoint_dir, trainer, groups))
-      last_checkpoint = "the last one is " + checkpoint_step_dir(o.checkpoint_dir, trainer.step_count());
-    else if (o.resume)
-      throw InputError(o.checkpoint_dir, "--resume", "no complete checkpoint loads (see the warnings above)");
-    else if (world_rank == 0)
-      std::fprintf(stderr, "parallax: no checkpoint to resume in %s: starting from step 0\n",
-                   o.checkpoint_dir.c_str());
-  }
+  return make_cpu_trainer(pf, topt, groups, rec, std::move(data));
+}
 
-  json iterations = json::array();
+// --resume / --resume-if-present: loads the newest complete checkpoint of this model. Returns what
+// a failure message says of the checkpoints: the newest one written or loaded.
+std::string resume(const RunOptions& o, Trainer& trainer, const ProcessGroups& groups) {
+  std::string last = o.checkpoint_dir.empty() ? "no --checkpoint-dir, none written" : "none written yet";
+  if (!o.resume && !o.resume_if_present) return last;
+  if (load_latest_checkpoint(o.checkpoint_dir, trainer, groups))
+    return "the last one is " + checkpoint_step_dir(o.checkpoint_dir, trainer.step_count());
+  if (o.resume)
+    throw InputError(o.checkpoint_dir, "--resume", "no complete checkpoint loads (see the warnings above)");
+  if (groups.world.rank == 0)
+    std::fprintf(stderr, "parallax: no checkpoint to resume in %s: starting from step 0\n",
+                 o.checkpoint_dir.c_str());
+  return last;
+}
+
+const char* signal_name(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGUSR1 ? "SIGUSR1" : "SIGTERM";
+}
+
+// The step loop: --steps steps from where the trainer stands, checkpoints at the end, every
+// --checkpoint-every steps and on a stop signal (which ends the loop after the current step).
+std::vector<StepRecord> train(const RunOptions& o, const LoadedPlan& lp, Trainer& trainer,
+                              const ProcessGroups& groups, std::string last_checkpoint) {
+  const FaultInjection faults(o, groups.world.rank);
+  const bool dump = !o.dump_grads_dir.empty();
+  std::vector<StepRecord> steps;
   const int64_t first = trainer.step_count();
   for (int64_t s = first; s < first + o.steps; ++s) {
-    const bool last = s + 1 == first + o.steps;
-    std::function<void()> hook;
-    if (s == first && !o.dump_grads_dir.empty())
-      hook = [&] { dump_gradients(o.dump_grads_dir, trainer, groups); };
-    trainer.capture_logits(s == first && !o.dump_grads_dir.empty());
-    if (world_rank == o.fault_rank && s + 1 == o.fault_step)
-      hook = [] { std::raise(SIGKILL); };
-    if (s + 1 == o.fault_nan_step) {
-      trainer.pull_params();
-      std::fill(trainer.params().begin(), trainer.params().end(), std::nanf(""));
-      trainer.push_params();
-    }
+    std::function<void()> hook = faults.before_step(s, trainer);
+    if (!hook && dump && s == first) hook = [&] { dump_gradients(o.dump_grads_dir, trainer, groups); };
+    trainer.capture_logits(dump && s == first);
     const StepResult r = trainer.step(hook);
     check_finite(r, s + 1, last_checkpoint, groups.world.comm);
-    iterations.push_back({{"step", s + 1}, {"loss", r.loss}, {"grad_norm", r.grad_norm},
-                          {"time_s", r.time_s}});
-    if (world_rank == 0 && !o.quiet)
+    steps.push_back({s + 1, r.loss, r.grad_norm, r.time_s});
+    if (groups.world.rank == 0 && !o.quiet)
       std::printf("step %4lld  loss %.6f  grad_norm %.4f  time %.1f ms\n",
                   static_cast<long long>(s + 1), r.loss, r.grad_norm, r.time_s * 1e3);
     int sig = 0;
     const bool stop = stop_requested_anywhere(groups.world.comm, &sig);
+    const bool last = s + 1 == first + o.steps;
     if (!o.checkpoint_dir.empty() &&
         (last || stop || (o.checkpoint_every > 0 && (s + 1) % o.checkpoint_every == 0))) {
-      save_checkpoint(o.checkpoint_dir, trainer, groups, plan_json.dump(), pf.model);
+      save_checkpoint(o.checkpoint_dir, trainer, groups, lp.text.dump(), lp.file.model);
       last_checkpoint = "the last one is " + checkpoint_step_dir(o.checkpoint_dir, s + 1);
     }
     if (stop) {
-      if (world_rank == 0)
+      if (groups.world.rank == 0)
         std::fprintf(stderr, "parallax: %s received: stopped after step %lld (checkpoint: %s)\n",
-                     sig == SIGINT ? "SIGINT" : sig == SIGUSR1 ? "SIGUSR1" : "SIGTERM", static_cast<long long>(s + 1),
+                     signal_name(sig), static_cast<long long>(s + 1),
                      o.checkpoint_dir.empty() ? "none, no --checkpoint-dir"
                                               : checkpoint_step_dir(o.checkpoint_dir, s + 1).c_str());
       break;
     }
   }
+  return steps;
+}
 
-  // Throughput of this rank: recorded FLOPs (GEMMs, attention, element-wise, optimizer; with
-  // recompute, what was re-run) over the step time, the first step excluded when there are more.
-  double flops = 0;
-  for (const auto& [name, s] : rec.stats())
-    if (s.stream == Stream::compute || s.stream == Stream::optimizer) flops += s.flops;
-  double time_s = 0;
-  int64_t timed = 0;
-  for (size_t i = iterations.size() > 1 ? 1 : 0; i < iterations.size(); ++i, ++timed)
-    time_s += iterations[i].at("time_s").get<double>();
-  json throughput = {{"flops_per_step_rank0", flops / static_cast<double>(o.steps)},
-                     {"mean_step_time_s", time_s / static_cast<double>(std::max<int64_t>(timed, 1))},
-                     {"steps_timed", timed}};
-  throughput["achieved_flop_per_s_rank0"] =
-      throughput["flops_per_step_rank0"].get<double>() / throughput["mean_step_time_s"].get<double>();
-  if (o.gemm_peak && !cuda) {
-    const double peak = kernels::measure_sgemm_peak_flop_per_s(1024, 5);
-    throughput["sgemm_peak_flop_per_s"] = peak;
-    throughput["sgemm_peak_shape"] = "1024x1024x1024";
-    throughput["fraction_of_sgemm_peak"] = throughput["achieved_flop_per_s_rank0"].get<double>() / peak;
-    if (world_rank == 0 && !o.quiet)
-      std::printf("step %.1f ms, %.1f GFLOP/s = %.1f%% of the sgemm peak %.1f GFLOP/s (%s)\n",
-                  throughput["mean_step_time_s"].get<double>() * 1e3,
-                  throughput["achieved_flop_per_s_rank0"].get<double>() / 1e9,
-                  100.0 * throughput["fraction_of_sgemm_peak"].get<double>(), peak / 1e9,
-                  kernels::openblas_core_name().c_str());
-  }
-  // Parameter bytes per tensor family from the size table the memory model is tested against,
-  // and the flat allocations as they are (fp32; Adam m, v on the own shard with ZeRO-1).
-  json mine = rank_measurements(rec, groups);
-  json families = json::object();
-  for (const auto& t : trainer.tensors())
-    families[to_string(t.family)] = families.value(to_string(t.family), 0.0) +
-                                    (cuda ? 2.0 : 4.0) * static_cast<double>(t.numel());
-  mine["param_bytes_by_family"] = families;
-  const json memory = trainer.memory_json();
-  mine["flat_bytes"] = memory.at("flat_bytes");
-  if (!memory.at("device").empty()) mine["device"] = memory.at("device");
-  const std::vector<json> ranks = gather_json(mine, groups.world);
-  std::vector<json> traces;
-  if (!o.trace_path.empty()) traces = gather_json(rank_trace_events(rec, groups), groups.world);
-  if (world_rank == 0) {
-    if (!o.out_path.empty()) {
-      const std::time_t now = std::time(nullptr);
-      char date[32];
-      std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-      json machine = machine_json(threads);
-      if (backend_info.contains("cuda")) machine["cuda"] = backend_info.at("cuda");
-      json m = {{"parallax_measurements_version", 1},
-                {"date", date},
-                {"plan", plan_json},
-                {"executed_dtype", backend_info.at("executed_dtype")},
-                {"backend", trainer.backend()},
-                {"world_size", world_size},
-                {"machine", machine},
-                {"gemm_path", backend_info.at("gemm_path")},
-                {"precision", backend_info.value("precision", std::string("fp32 throughout"))},
-                {"data", o.data_path.empty() ? "synthetic" : o.data_path},
-                {"seed", o.seed},
-                {"parameters_per_rank", trainer.numel()},
-                {"iterations", iterations},
-                {"throughput", throughput},
-                {"ranks", ranks}};
-      write_file_atomic(o.out_path, m.dump(1) + "\n");
-    }
-    if (!o.trace_path.empty()) {
-      json ev = json::array();
-      for (const auto& t : traces)
-        for (const auto& e : t) ev.push_back(e);
-      write_file_atomic(o.trace_path, json{{"traceEvents", ev}, {"displayTimeUnit", "ms"}}.dump() + "\n");
-    }
-  }
-  free_process_groups(groups);
+// --gemm-peak (CPU backend): the sgemm peak of this machine beside the achieved rate.
+void add_sgemm_peak(const RunOptions& o, int world_rank, Throughput* t) {
+  const double peak = kernels::measure_sgemm_peak_flop_per_s(1024, 5);
+  t->sgemm_peak_flop_per_s = peak;
+  if (world_rank == 0 && !o.quiet)
+    std::printf("step %.1f ms, %.1f GFLOP/s = %.1f%% of the sgemm peak %.1f GFLOP/s (%s)\n",
+                t->mean_step_time_s * 1e3, t->achieved_flop_per_s_rank0 / 1e9,
+                100.0 * t->achieved_flop_per_s_rank0 / peak, peak / 1e9, kernels::openblas_core_name().c_str());
+}
+
+}  // namespace
+
+void run_plan(const RunOptions& o) {
+  int world_size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  const LoadedPlan lp = load_plan(o, world_size);
+  const int threads = threads_per_rank(o.threads);
+  kernels::set_compute_threads(threads);
+
+  OwnedProcessGroups owned(lp.file.plan, lp.file.model.tied_embeddings);
+  const ProcessGroups& groups = owned.get();
+  Recorder rec;
+  BackendInfo backend;
+  const std::unique_ptr<Trainer> trainer = make_trainer(o, lp.file, groups, rec, &backend);
+  install_stop_handlers();
+  const std::string last_checkpoint = resume(o, *trainer, groups);
+  const std::vector<StepRecord> steps = train(o, lp, *trainer, groups, last_checkpoint);
+
+  Throughput throughput = measure_throughput(rec, steps, static_cast<int64_t>(steps.size()));
+  if (o.gemm_peak && o.backend != "cuda") add_sgemm_peak(o, groups.world.rank, &throughput);
+  write_run_outputs(o, lp.text, threads, backend, steps, throughput, *trainer, rec, groups);
 }
 
 }  // namespace parallax::exec

@@ -18,9 +18,9 @@ int select_cuda_device();
 
 // Chooses this rank's GPU by its rank on the node (local rank modulo the devices), then builds
 // the NCCL communicators (collective over MPI_COMM_WORLD and the plan's groups) and the trainer.
-// *info receives executed_dtype, gemm_path and a "cuda" description for measurements.json.
+// *info receives the backend's dtype, precision, GEMM path and CUDA description.
 std::unique_ptr<Trainer> make_cuda_trainer(const PlanFile& plan, const TrainOptions& opt,
                                            const ProcessGroups& groups, Recorder& rec,
-                                           TokenSource data, nlohmann::json* info);
+                                           TokenSource data, BackendInfo* info);
 
 }  // namespace parallax::exec

@@ -38,4 +38,20 @@ struct ProcessGroups {
 ProcessGroups make_process_groups(const PlanSpec& p, bool tied_embeddings);
 void free_process_groups(ProcessGroups& g);
 
+// The groups of make_process_groups, freed when this goes out of scope (a throw included), so a
+// run that ends in an error leaves no communicator behind. Not copyable or movable: trainers keep
+// a reference to the groups.
+class OwnedProcessGroups {
+ public:
+  OwnedProcessGroups(const PlanSpec& p, bool tied_embeddings)
+      : groups_(make_process_groups(p, tied_embeddings)) {}
+  ~OwnedProcessGroups() { free_process_groups(groups_); }
+  OwnedProcessGroups(const OwnedProcessGroups&) = delete;
+  OwnedProcessGroups& operator=(const OwnedProcessGroups&) = delete;
+  ProcessGroups& get() { return groups_; }
+
+ private:
+  ProcessGroups groups_;
+};
+
 }  // namespace parallax::exec

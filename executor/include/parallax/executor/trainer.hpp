@@ -38,6 +38,14 @@ struct StepResult {
   double time_s = 0;
 };
 
+// What a backend says of itself in measurements.json.
+struct BackendInfo {
+  std::string executed_dtype = "fp32";  // the dtype the GEMMs ran in (compare and refits read it)
+  std::string precision = "fp32 throughout";
+  std::string gemm_path;
+  nlohmann::json cuda;  // runtime, NCCL, device; null on the CPU backend
+};
+
 class Trainer {
  public:
   virtual ~Trainer() = default;

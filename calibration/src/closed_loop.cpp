@@ -132,66 +132,68 @@ struct RefitAcc {
 double blend(double h, double cold, double warm) {
   return warm > 0 && h > 0 ? h / warm + (1 - h) / cold : 1 / cold;
 }
-}  // namespace
 
-EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
-                                          const std::vector<Measurements>& runs) {
-  EfficiencyProfile out = base;
-  std::map<std::tuple<std::string, double, double, double>, RefitAcc> shapes;
-  std::map<std::pair<std::string, LayerKey>, RefitAcc> classes;
-  for (const Measurements& m : runs) {
-    check_profile_fits_run(base, m);
-    const PlanFile& f = m.plan;
-    const PlanSpec& p = f.plan;
-    const JobSpec job = executed_job(f.job, m.executed_dtype);
-    const double peak = f.cluster.gpu.peak(job.dtype);
-    const double steps = static_cast<double>(m.iteration_s.size());
-    const double h = cache_resident_fraction(f.model, job, p, base);
-    const LayerKey layer = layer_key(f.model, p.tp);
-    auto add_shape = [&](const std::string& role, double mm, double nn, double kk, double ideal, double secs) {
-      RefitAcc& a = shapes[{role, mm, nn, kk}];
-      a.ideal_s += ideal, a.measured_s += secs;
-      if (const GemmShapeEfficiency* e = base.gemm_shape(role, 1, mm, nn, kk))
-        a.model_s += ideal * blend(h, e->efficiency, e->warm_efficiency);
-    };
-    for (const MeasuredRank& r : m.ranks) {
-      for (const MeasuredOp& op : r.ops) {
-        if (op.op_class == "gemm" && op.calls > 0) {
-          double N = 0, C = 0, OC = 0;
-          char x1 = 0, x2 = 0;
-          std::istringstream in(op.shape);
-          if (!(in >> N >> x1 >> C >> x2 >> OC) || x1 != 'x' || x2 != 'x')
-            throw InputError(m.source, "$.ranks[" + std::to_string(r.rank) + "].ops " + op.name,
-                             "a GEMM's shape must read MxKxN (got \"" + op.shape + "\")");
-          // Seconds the GEMM would take at the peak, over the seconds it took.
-          const double f1 = 2 * N * C * OC * static_cast<double>(op.calls) / peak;
-          if (op.name.size() > 9 && op.name.compare(op.name.size() - 9, 9, "_backward") == 0) {
-            add_shape("dgrad", N, C, OC, f1, op.total_s / 2);
-            add_shape("wgrad", C, OC, N, f1, op.total_s / 2);
-          } else {
-            add_shape("forward", N, OC, C, f1, op.total_s);
-          }
-        } else if (!op.op_class.empty() && op.op_class != kOptimizerClass) {
-          classes[{op.op_class, layer}].measured_s += op.total_s / steps;
+using ShapeAccs = std::map<std::tuple<std::string, double, double, double>, RefitAcc>;
+using ClassAccs = std::map<std::pair<std::string, LayerKey>, RefitAcc>;
+
+// One run's GEMM and op-class seconds: measured, at efficiency 1, and as the base profile
+// predicts them at the run's cache fraction.
+void accumulate_run(const EfficiencyProfile& base, const Measurements& m, ShapeAccs& shapes,
+                    ClassAccs& classes) {
+  check_profile_fits_run(base, m);
+  const PlanFile& f = m.plan;
+  const PlanSpec& p = f.plan;
+  const JobSpec job = executed_job(f.job, m.executed_dtype);
+  const double peak = f.cluster.gpu.peak(job.dtype);
+  const double steps = static_cast<double>(m.iteration_s.size());
+  const double h = cache_resident_fraction(f.model, job, p, base);
+  const LayerKey layer = layer_key(f.model, p.tp);
+  auto add_shape = [&](const std::string& role, double mm, double nn, double kk, double ideal, double secs) {
+    RefitAcc& a = shapes[{role, mm, nn, kk}];
+    a.ideal_s += ideal, a.measured_s += secs;
+    if (const GemmShapeEfficiency* e = base.gemm_shape(role, 1, mm, nn, kk))
+      a.model_s += ideal * blend(h, e->efficiency, e->warm_efficiency);
+  };
+  for (const MeasuredRank& r : m.ranks) {
+    for (const MeasuredOp& op : r.ops) {
+      if (op.op_class == "gemm" && op.calls > 0) {
+        double N = 0, C = 0, OC = 0;
+        char x1 = 0, x2 = 0;
+        std::istringstream in(op.shape);
+        if (!(in >> N >> x1 >> C >> x2 >> OC) || x1 != 'x' || x2 != 'x')
+          throw InputError(m.source, "$.ranks[" + std::to_string(r.rank) + "].ops " + op.name,
+                           "a GEMM's shape must read MxKxN (got \"" + op.shape + "\")");
+        // Seconds the GEMM would take at the peak, over the seconds it took.
+        const double f1 = 2 * N * C * OC * static_cast<double>(op.calls) / peak;
+        if (op.name.size() > 9 && op.name.compare(op.name.size() - 9, 9, "_backward") == 0) {
+          add_shape("dgrad", N, C, OC, f1, op.total_s / 2);
+          add_shape("wgrad", C, OC, N, f1, op.total_s / 2);
+        } else {
+          add_shape("forward", N, OC, C, f1, op.total_s);
         }
+      } else if (!op.op_class.empty() && op.op_class != kOptimizerClass) {
+        classes[{op.op_class, layer}].measured_s += op.total_s / steps;
       }
-      // The cost model's roofline of the same ops.
-      for (const Op& op : stage_ops(f.model, job, p, r.pp_rank)) {
-        if (std::string(op.op_class) == "gemm") continue;
-        const double ideal = op_roofline_s(op, peak, f.cluster.gpu.hbm_bandwidth_bytes_per_s) *
-                             static_cast<double>(p.num_micro_batches);
-        RefitAcc& a = classes[{op.op_class, layer}];
-        a.ideal_s += ideal;
-        if (const ClassLayerEfficiency* e = base.class_layer(op.op_class, layer)) {
-          a.model_s += ideal * blend(h, e->efficiency, e->warm_efficiency);
-        } else if (auto c = base.op_class_efficiency.find(op.op_class); c != base.op_class_efficiency.end()) {
-          auto w = base.op_class_efficiency_warm.find(op.op_class);
-          a.model_s += ideal * blend(h, c->second, w == base.op_class_efficiency_warm.end() ? 0 : w->second);
-        }
+    }
+    // The cost model's roofline of the same ops.
+    for (const Op& op : stage_ops(f.model, job, p, r.pp_rank)) {
+      if (std::string(op.op_class) == "gemm") continue;
+      const double ideal = op_roofline_s(op, peak, f.cluster.gpu.hbm_bandwidth_bytes_per_s) *
+                           static_cast<double>(p.num_micro_batches);
+      RefitAcc& a = classes[{op.op_class, layer}];
+      a.ideal_s += ideal;
+      if (const ClassLayerEfficiency* e = base.class_layer(op.op_class, layer)) {
+        a.model_s += ideal * blend(h, e->efficiency, e->warm_efficiency);
+      } else if (auto c = base.op_class_efficiency.find(op.op_class); c != base.op_class_efficiency.end()) {
+        auto w = base.op_class_efficiency_warm.find(op.op_class);
+        a.model_s += ideal * blend(h, c->second, w == base.op_class_efficiency_warm.end() ? 0 : w->second);
       }
     }
   }
-  // GEMM shapes: scale the profile's entry (cold and warm alike) or add a new one.
+}
+
+// GEMM shapes: scale the profile's entry (cold and warm alike) or add a new one.
+void refit_gemms(const ShapeAccs& shapes, EfficiencyProfile& out) {
   for (const auto& [key, v] : shapes) {
     const auto& [role, mm, nn, kk] = key;
     if (!(v.measured_s > 0) || !(v.ideal_s > 0)) continue;
@@ -205,9 +207,12 @@ EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
       }
     if (!found) out.gemm_efficiency_by_shape.push_back({role, 1, mm, nn, kk, std::min(1.0, v.ideal_s / v.measured_s), 0});
   }
-  // Op classes: a run of a model with its own entry scales that entry for the run's tp (a new
-  // entry keyed by the tp when the model's entry covers every tp); the other runs refit the
-  // class's aggregate (the efficiency of every model without an entry).
+}
+
+// Op classes: a run of a model with its own entry scales that entry for the run's tp (a new
+// entry keyed by the tp when the model's entry covers every tp); the other runs refit the
+// class's aggregate (the efficiency of every model without an entry).
+void refit_classes(const EfficiencyProfile& base, const ClassAccs& classes, EfficiencyProfile& out) {
   std::map<std::string, RefitAcc> aggregate;
   for (const auto& [key, v] : classes) {
     const auto& [cls, layer] = key;
@@ -242,6 +247,18 @@ EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
     if (auto w = out.op_class_efficiency_warm.find(cls); w != out.op_class_efficiency_warm.end())
       w->second = std::min(100.0, w->second * k);
   }
+}
+
+}  // namespace
+
+EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
+                                          const std::vector<Measurements>& runs) {
+  EfficiencyProfile out = base;
+  ShapeAccs shapes;
+  ClassAccs classes;
+  for (const Measurements& m : runs) accumulate_run(base, m, shapes, classes);
+  refit_gemms(shapes, out);
+  refit_classes(base, classes, out);
   // Collectives are not refitted from runs: the executor times a collective from call to
   // return, which includes waiting for the slowest rank of the group (compute skew), so a run
   // measures the schedule as much as the link. Microbenchmarks and nccl-tests fit them.

@@ -4,6 +4,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace parallax;
+  using namespace parallax::calib;
   fuzz::expect_input_error_only([&] { (void)parse_megatron_log(fuzz::text(data, size), "fuzz"); });
   return 0;
 }

@@ -3,11 +3,9 @@
 #include <algorithm>
 
 #include "parallax/calibration/linear_shapes.hpp"
-#include "parallax/kernels/cuda/bench.hpp"
+#include "parallax/calibration/cuda_sweeps.hpp"
 
 namespace parallax::calib {
-
-namespace cu = parallax::kernels::cuda;
 
 ComputeSample bench_compute_cuda(const ModelSpec& m, int64_t tp, int64_t micro_batch,
                                  const BenchOptions& o) {
@@ -18,14 +16,14 @@ ComputeSample bench_compute_cuda(const ModelSpec& m, int64_t tp, int64_t micro_b
   // Per linear layer three GEMMs in gemm_sweep's layout, C (M, N) = A (M, K) B^T:
   // forward (m, n, k); dgrad dinp (m, k) from dout (m, n) and W (n, k); wgrad dW (n, k) from
   // dout^T (n, m) and inp (m, k).
-  std::vector<cu::GemmShape> shapes;
+  std::vector<CudaGemmShape> shapes;
   const std::vector<LinearShape> linear = layer_linear_shapes(m, tp, micro_batch);
   for (const LinearShape& l : linear) {
     shapes.push_back({l.m, l.n, l.k, l.name + " forward"});
     shapes.push_back({l.m, l.k, l.n, l.name + " dgrad"});
     shapes.push_back({l.n, l.k, l.m, l.name + " wgrad"});
   }
-  const std::vector<cu::GemmTiming> t = cu::gemm_sweep(shapes, o.warmup, std::max(1, o.repeats));
+  const std::vector<CudaGemmTiming> t = gemm_sweep(shapes, o.warmup, std::max(1, o.repeats));
   for (size_t i = 0; i < linear.size(); ++i) {
     const LinearShape& l = linear[i];
     const auto dm = static_cast<double>(l.m), dn = static_cast<double>(l.n), dk = static_cast<double>(l.k);
@@ -47,15 +45,10 @@ std::vector<CommSample> bench_comm_cuda(MPI_Comm world, const std::vector<double
   std::vector<int64_t> bytes;
   for (double b : sizes_bytes) bytes.push_back(static_cast<int64_t>(b));
   std::vector<CommSample> out;
-  auto add = [&](const std::vector<cu::CollectiveTiming>& t) {
-    for (const cu::CollectiveTiming& x : t) {
+  auto add = [&](const std::vector<CudaCollectiveTiming>& t) {
+    for (const CudaCollectiveTiming& x : t) {
       CommSample c;
-      switch (x.collective) {
-        case cu::Collective::all_reduce: c.collective = Collective::all_reduce; break;
-        case cu::Collective::all_gather: c.collective = Collective::all_gather; break;
-        case cu::Collective::reduce_scatter: c.collective = Collective::reduce_scatter; break;
-        case cu::Collective::send_recv: c.collective = Collective::send_recv; break;
-      }
+      c.collective = x.collective;
       c.ranks = x.ranks;
       c.bytes = static_cast<double>(x.bytes);
       c.seconds = x.seconds;
@@ -67,8 +60,7 @@ std::vector<CommSample> bench_comm_cuda(MPI_Comm world, const std::vector<double
     MPI_Comm sub = MPI_COMM_NULL;
     MPI_Comm_split(world, rank < n ? 0 : MPI_UNDEFINED, rank, &sub);
     if (sub != MPI_COMM_NULL) {
-      add(cu::nccl_sweep(sub, {cu::Collective::all_reduce, cu::Collective::reduce_scatter,
-                               cu::Collective::all_gather},
+      add(nccl_sweep(sub, {Collective::all_reduce, Collective::reduce_scatter, Collective::all_gather},
                          bytes, o.warmup, iters));
       MPI_Comm_free(&sub);
     }
@@ -78,7 +70,7 @@ std::vector<CommSample> bench_comm_cuda(MPI_Comm world, const std::vector<double
     MPI_Comm pair = MPI_COMM_NULL;
     MPI_Comm_split(world, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair);
     if (pair != MPI_COMM_NULL) {
-      add(cu::nccl_sweep(pair, {cu::Collective::send_recv}, bytes, o.warmup, iters));
+      add(nccl_sweep(pair, {Collective::send_recv}, bytes, o.warmup, iters));
       MPI_Comm_free(&pair);
     }
     MPI_Barrier(world);

@@ -10,7 +10,7 @@
 #include "parallax/core/error.hpp"
 #include "text_scan.hpp"
 
-namespace parallax {
+namespace parallax::calib {
 namespace {
 
 constexpr std::string_view kElapsedMs = "elapsed time per iteration (ms)";
@@ -162,4 +162,4 @@ MegatronLog parse_megatron_log(const std::string& text, const std::string& sourc
   return log;
 }
 
-}  // namespace parallax
+}  // namespace parallax::calib

@@ -12,7 +12,7 @@
 #include "parallax/core/error.hpp"
 #include "text_scan.hpp"
 
-namespace parallax {
+namespace parallax::calib {
 namespace {
 
 using text_scan::Word;
@@ -357,4 +357,4 @@ NcclTestsRun parse_nccl_tests(const std::string& text, const std::string& source
   return run;
 }
 
-}  // namespace parallax
+}  // namespace parallax::calib

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <system_error>
 
-namespace parallax::text_scan {
+namespace parallax::calib::text_scan {
 namespace {
 
 bool is_space(char c) {
@@ -77,4 +77,4 @@ std::string quoted(std::string_view s) {
   return out;
 }
 
-}  // namespace parallax::text_scan
+}  // namespace parallax::calib::text_scan

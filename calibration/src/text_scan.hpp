@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace parallax::text_scan {
+namespace parallax::calib::text_scan {
 
 // The lines of text without their "\n" / "\r\n" terminators; line i is line number i + 1.
 std::vector<std::string_view> split_lines(std::string_view text);
@@ -34,4 +34,4 @@ std::string all_lines_path(size_t line_count);
 // s quoted for an error message, cut to 40 characters.
 std::string quoted(std::string_view s);
 
-}  // namespace parallax::text_scan
+}  // namespace parallax::calib::text_scan

@@ -256,9 +256,9 @@ CudaComm::CudaComm(CudaBackend& be, const ProcessGroups& g, const PlanSpec& p) :
   PX_CUDA(cudaStreamCreateWithFlags(&dp_stream_, cudaStreamNonBlocking));
   // Every rank creates its communicators in the same global order (each creation blocks until
   // its members have joined): world, tp, dp, the pipeline channels, embedding.
-  world_ = cu::NcclComm(g.world.comm);
-  if (g.tp.size > 1) tp_ = cu::NcclComm(g.tp.comm);
-  if (g.dp.size > 1) dp_ = cu::NcclComm(g.dp.comm);
+  world_ = NcclComm(g.world.comm);
+  if (g.tp.size > 1) tp_ = NcclComm(g.tp.comm);
+  if (g.dp.size > 1) dp_ = NcclComm(g.dp.comm);
   const int P = g.pp.size, me = g.pp.rank;
   const bool ring = p.vpp > 1 && P > 1;  // interleaved: the last stage's rank sends on to rank 0
   for (int sender = 0; sender < P; ++sender)
@@ -272,7 +272,7 @@ CudaComm::CudaComm(CudaBackend& be, const ProcessGroups& g, const PlanSpec& p) :
       MPI_Comm_split(g.pp.comm, member ? 0 : MPI_UNDEFINED, me == sender ? 0 : 1, &pair);
       if (!member) continue;
       auto c = std::make_unique<Channel>();
-      c->comm = cu::NcclComm(pair);  // sender is rank 0, receiver rank 1
+      c->comm = NcclComm(pair);  // sender is rank 0, receiver rank 1
       MPI_Comm_free(&pair);
       PX_CUDA(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
       c->sender = me == sender;
@@ -280,12 +280,12 @@ CudaComm::CudaComm(CudaBackend& be, const ProcessGroups& g, const PlanSpec& p) :
       c->dir = dir;
       channels_.push_back(std::move(c));
     }
-  if (g.embedding.comm != MPI_COMM_NULL && g.embedding.size > 1) embedding_ = cu::NcclComm(g.embedding.comm);
+  if (g.embedding.comm != MPI_COMM_NULL && g.embedding.size > 1) embedding_ = NcclComm(g.embedding.comm);
 }
 
 CudaComm::~CudaComm() {
   for (auto& c : channels_) {
-    c->comm = cu::NcclComm();
+    c->comm = NcclComm();
     cudaStreamDestroy(c->stream);
   }
   cudaStreamDestroy(tp_stream_);
@@ -293,7 +293,7 @@ CudaComm::~CudaComm() {
 }
 
 ncclComm_t CudaComm::comm_of(const Group& g) const {
-  const cu::NcclComm* c = g.name == "tp" ? &tp_ : g.name == "dp" ? &dp_ : g.name == "world" ? &world_
+  const NcclComm* c = g.name == "tp" ? &tp_ : g.name == "dp" ? &dp_ : g.name == "world" ? &world_
                           : g.name == "embedding" ? &embedding_ : nullptr;
   if (!c || !*c) throw std::logic_error("CudaComm: no NCCL communicator for group " + g.name);
   return c->get();

@@ -32,10 +32,10 @@
 #include <nlohmann/json.hpp>
 
 #include "parallax/executor/comm.hpp"
+#include "parallax/executor/nccl_comm.hpp"
 #include "parallax/executor/recorder.hpp"
 #include "parallax/kernels/cuda/blas.hpp"
 #include "parallax/kernels/cuda/check.hpp"
-#include "parallax/kernels/cuda/nccl.hpp"
 #include "parallax/kernels/cuda/ops.hpp"
 
 namespace parallax::exec {
@@ -417,7 +417,7 @@ class CudaComm {
 
  private:
   struct Channel {
-    kernels::cuda::NcclComm comm;
+    NcclComm comm;
     cudaStream_t stream = nullptr;
     int peer_pp = -1;  // the other end's pipeline rank
     bool sender = false;
@@ -438,7 +438,7 @@ class CudaComm {
   Channel& channel(bool sender, P2PDir dir, int peer);
 
   CudaBackend& be_;
-  kernels::cuda::NcclComm world_, tp_, dp_, embedding_;
+  NcclComm world_, tp_, dp_, embedding_;
   cudaStream_t tp_stream_ = nullptr, dp_stream_ = nullptr;
   std::vector<std::unique_ptr<Channel>> channels_;
 };

@@ -78,7 +78,7 @@ std::unique_ptr<Trainer> make_cuda_trainer(const PlanFile& plan, const TrainOpti
     info->precision = "bf16 weights and activations; fp32 master weights, Adam state and gradients";
     info->gemm_path = t->gemm_path();
     info->cuda = {{"runtime", kernels::cuda::runtime_version()},
-                  {"nccl", kernels::cuda::nccl_version()},
+                  {"nccl", nccl_version()},
                   {"device", kernels::cuda::device_description(device)},
                   {"devices_on_node", devices}};
   }

@@ -37,7 +37,7 @@ TEST_CASE("alpha-beta fit refuses a single size and a time that does not grow") 
 
 TEST_CASE("a profile from nccl-tests output predicts the all-reduce at the busbw the file printed") {
   const std::string text = parallax::test::read_data("nccl-tests-all-reduce-8xa100.txt");
-  const NcclTestsRun run = parse_nccl_tests(text, "sample");
+  const calib::NcclTestsRun run = calib::parse_nccl_tests(text, "sample");
   const EfficiencyProfile base = load_profile("a100-megatron");
   const EfficiencyProfile p = calib::refit_from_nccl_tests(base, run, "sample");
   const CollectiveFit* f = p.collective_fit(Collective::all_reduce, false, 8);
@@ -45,7 +45,7 @@ TEST_CASE("a profile from nccl-tests output predicts the all-reduce at the busbw
   // Every row of the bandwidth plateau (256 MB and more): predicted busbw within 2% of the
   // out-of-place busbw the file printed for that size.
   int checked = 0;
-  for (const NcclTestsRow& r : run.rows) {
+  for (const calib::NcclTestsRow& r : run.rows) {
     if (r.size_bytes < 256e6) continue;
     const double t = fitted_time_s(*f, 8, r.size_bytes);
     const double busbw_gbps = r.size_bytes / t / 1e9 * 2.0 * 7 / 8;
@@ -80,7 +80,7 @@ TEST_CASE("the cost model times TP all-reduces with the profile's fit") {
 
 TEST_CASE("a Megatron-LM log moves the plan's prediction to the logged iteration time") {
   const std::string text = parallax::test::read_data("megatron-lm-gpt-1.7b-32xa100.log");
-  const MegatronLog log = parse_megatron_log(text, "log");
+  const calib::MegatronLog log = calib::parse_megatron_log(text, "log");
   PlanFile f;
   f.model = load_model("ptdp-1.7b");
   f.cluster = load_cluster("dgx-a100-superpod");
@@ -111,7 +111,7 @@ TEST_CASE("a Megatron-LM log moves the plan's prediction to the logged iteration
     slow += std::to_string(ms * 1.3);
     next += end;
   }
-  const EfficiencyProfile q = calib::refit_from_megatron_log(base, parse_megatron_log(slow, "slow"), f, "slow");
+  const EfficiencyProfile q = calib::refit_from_megatron_log(base, calib::parse_megatron_log(slow, "slow"), f, "slow");
   CHECK(predict(f.model, f.cluster, f.job, f.plan, q).iteration_time_s == Approx(1.3 * 2.6276).epsilon(0.005));
   CHECK(q.frameworks.at("megatron-lm").compute_efficiency_scale <
         0.9 * p.frameworks.at("megatron-lm").compute_efficiency_scale);

@@ -11,6 +11,7 @@
 #include "parallax/calibration/megatron_log.hpp"
 
 using namespace parallax;
+using namespace parallax::calib;
 using parallax::test::read_data;
 
 namespace {

@@ -13,6 +13,7 @@
 #include "parallax/calibration/nccl_tests.hpp"
 
 using namespace parallax;
+using namespace parallax::calib;
 using parallax::test::read_data;
 
 namespace {

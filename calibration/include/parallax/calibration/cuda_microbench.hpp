@@ -1,6 +1,6 @@
 #pragma once
 // CUDA-backend microbenchmarks for `parallax calibrate --backend cuda` (built with PARALLAX_CUDA):
-// the cuBLAS GEMMs of a model's layers (kernels/cuda/bench.hpp gemm_sweep: bf16 operands, fp32
+// the cuBLAS GEMMs of a model's layers (cuda_sweeps.hpp gemm_sweep: bf16 operands, fp32
 // accumulation, L2 flushed before each timed call, median of the repeats), forward, dgrad and
 // wgrad timed apart; and NCCL collectives over the first n ranks (nccl_sweep, nccl-tests'
 // conventions). Element-wise kernels and the optimizer are not swept: the fit keeps them from the

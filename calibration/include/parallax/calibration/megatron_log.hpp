@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-namespace parallax {
+namespace parallax::calib {
 
 struct MegatronIteration {
   static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -50,4 +50,4 @@ struct MegatronLog {
 // source names the input in error messages (a file name).
 MegatronLog parse_megatron_log(const std::string& text, const std::string& source);
 
-}  // namespace parallax
+}  // namespace parallax::calib

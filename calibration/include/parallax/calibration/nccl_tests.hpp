@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-namespace parallax {
+namespace parallax::calib {
 
 // One size of the sweep. NaN (or -1 for the integer fields) = not reported.
 struct NcclTestsRow {
@@ -62,4 +62,4 @@ struct NcclTestsRun {
 // source names the input in error messages (a file name).
 NcclTestsRun parse_nccl_tests(const std::string& text, const std::string& source);
 
-}  // namespace parallax
+}  // namespace parallax::calib

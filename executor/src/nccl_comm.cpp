@@ -1,10 +1,10 @@
-#include "parallax/kernels/cuda/nccl.hpp"
+#include "parallax/executor/nccl_comm.hpp"
 
 #include <utility>
 
 #include "parallax/kernels/cuda/check.hpp"
 
-namespace parallax::kernels::cuda {
+namespace parallax::exec {
 
 NcclComm::NcclComm(MPI_Comm group) {
   MPI_Comm_rank(group, &rank_);
@@ -39,4 +39,4 @@ std::string nccl_version() {
          std::to_string(v % 100);
 }
 
-}  // namespace parallax::kernels::cuda
+}  // namespace parallax::exec

@@ -1,5 +1,5 @@
 #pragma once
-// NCCL communicators bootstrapped from MPI: the first rank of the MPI group calls
+// NCCL communicators bootstrapped from MPI (the CUDA backend and the CUDA calibration sweeps): the first rank of the MPI group calls
 // ncclGetUniqueId, MPI_Bcast hands it to the others, every member calls ncclCommInitRank with
 // its MPI rank. Collective over the MPI communicator; the caller has chosen its device first.
 #include <mpi.h>
@@ -7,7 +7,7 @@
 
 #include <string>
 
-namespace parallax::kernels::cuda {
+namespace parallax::exec {
 
 class NcclComm {
  public:
@@ -32,4 +32,4 @@ class NcclComm {
 // "NCCL 2.28.9".
 std::string nccl_version();
 
-}  // namespace parallax::kernels::cuda
+}  // namespace parallax::exec

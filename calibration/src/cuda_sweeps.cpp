@@ -1,4 +1,4 @@
-#include "parallax/kernels/cuda/bench.hpp"
+#include "parallax/calibration/cuda_sweeps.hpp"
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -6,10 +6,14 @@
 #include <algorithm>
 
 #include "parallax/kernels/cuda/blas.hpp"
+#include "parallax/executor/nccl_comm.hpp"
 #include "parallax/kernels/cuda/check.hpp"
-#include "parallax/kernels/cuda/nccl.hpp"
 
-namespace parallax::kernels::cuda {
+namespace parallax::calib {
+
+using kernels::cuda::Blas;
+using kernels::cuda::DType;
+using kernels::cuda::RowMajorGemm;
 
 namespace {
 
@@ -42,7 +46,7 @@ double seconds_between(const Event& a, const Event& b) {
 
 }  // namespace
 
-std::vector<GemmTiming> gemm_sweep(const std::vector<GemmShape>& shapes, int warmup, int repeats) {
+std::vector<CudaGemmTiming> gemm_sweep(const std::vector<CudaGemmShape>& shapes, int warmup, int repeats) {
   int device = 0, l2 = 0;
   PX_CUDA(cudaGetDevice(&device));
   PX_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
@@ -59,7 +63,7 @@ std::vector<GemmTiming> gemm_sweep(const std::vector<GemmShape>& shapes, int war
   PX_CUDA(cudaMemsetAsync(a.p, 0x3c, a_max * 2, stream.s));
   PX_CUDA(cudaMemsetAsync(b.p, 0x3c, b_max * 2, stream.s));
   Event start, stop;
-  std::vector<GemmTiming> out;
+  std::vector<CudaGemmTiming> out;
   for (const auto& g : shapes) {
     const RowMajorGemm args{false, true, g.M, g.N, g.K, g.K, g.K, g.N, 0, 0, 0, 1};
     for (int i = 0; i < warmup; ++i)
@@ -74,7 +78,7 @@ std::vector<GemmTiming> gemm_sweep(const std::vector<GemmShape>& shapes, int war
       t.push_back(seconds_between(start, stop));
     }
     std::sort(t.begin(), t.end());
-    GemmTiming x;
+    CudaGemmTiming x;
     x.shape = g;
     x.repeats = repeats;
     x.seconds = t.empty() ? 0 : t[t.size() / 2];
@@ -85,30 +89,9 @@ std::vector<GemmTiming> gemm_sweep(const std::vector<GemmShape>& shapes, int war
   return out;
 }
 
-const char* to_string(Collective c) {
-  switch (c) {
-    case Collective::all_reduce: return "all_reduce";
-    case Collective::all_gather: return "all_gather";
-    case Collective::reduce_scatter: return "reduce_scatter";
-    case Collective::send_recv: return "send_recv";
-  }
-  return "?";
-}
-
-double busbw_factor(Collective c, int n) {
-  if (n <= 1) return c == Collective::send_recv ? 1.0 : 0.0;
-  switch (c) {
-    case Collective::all_reduce: return 2.0 * (n - 1) / n;
-    case Collective::all_gather:
-    case Collective::reduce_scatter: return static_cast<double>(n - 1) / n;
-    case Collective::send_recv: return 1.0;
-  }
-  return 1.0;
-}
-
-std::vector<CollectiveTiming> nccl_sweep(MPI_Comm comm, const std::vector<Collective>& collectives,
+std::vector<CudaCollectiveTiming> nccl_sweep(MPI_Comm comm, const std::vector<Collective>& collectives,
                                          const std::vector<int64_t>& bytes, int warmup, int iters) {
-  NcclComm nc(comm);
+  exec::NcclComm nc(comm);
   const int n = nc.size(), r = nc.rank();
   int64_t max_bytes = 4;
   for (int64_t b : bytes) max_bytes = std::max(max_bytes, b);
@@ -116,7 +99,7 @@ std::vector<CollectiveTiming> nccl_sweep(MPI_Comm comm, const std::vector<Collec
   DeviceMem send(static_cast<size_t>(max_bytes)), recv(static_cast<size_t>(max_bytes));
   PX_CUDA(cudaMemsetAsync(send.p, 0, static_cast<size_t>(max_bytes), stream.s));
   Event start, stop;
-  std::vector<CollectiveTiming> out;
+  std::vector<CudaCollectiveTiming> out;
   for (Collective c : collectives)
     for (int64_t b : bytes) {
       // float elements; all-gather and reduce-scatter move n blocks of `count / n`.
@@ -132,6 +115,9 @@ std::vector<CollectiveTiming> nccl_sweep(MPI_Comm comm, const std::vector<Collec
             break;
           case Collective::reduce_scatter:
             PX_NCCL(ncclReduceScatter(send.p, recv.p, block, ncclFloat, ncclSum, nc.get(), stream.s));
+            break;
+          case Collective::broadcast:
+            PX_NCCL(ncclBroadcast(send.p, recv.p, count, ncclFloat, 0, nc.get(), stream.s));
             break;
           case Collective::send_recv:
             PX_NCCL(ncclGroupStart());
@@ -150,7 +136,7 @@ std::vector<CollectiveTiming> nccl_sweep(MPI_Comm comm, const std::vector<Collec
       double t = seconds_between(start, stop) / std::max(iters, 1);
       MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_SUM, comm);
       t /= n;
-      CollectiveTiming x;
+      CudaCollectiveTiming x;
       x.collective = c;
       x.ranks = n;
       x.bytes = b;
@@ -162,4 +148,4 @@ std::vector<CollectiveTiming> nccl_sweep(MPI_Comm comm, const std::vector<Collec
   return out;
 }
 
-}  // namespace parallax::kernels::cuda
+}  // namespace parallax::calib

@@ -1,5 +1,5 @@
 #pragma once
-// Microbenchmarks of the CUDA backend for `parallax calibrate --backend cuda` (DESIGN.md §9).
+// The CUDA sweeps under `parallax calibrate --backend cuda` (DESIGN.md §9), built with PARALLAX_CUDA.
 //
 // gemm_sweep: each shape as the executor runs it (cublasGemmEx, bf16 operands, fp32
 // accumulation, bf16 output), warm-up calls first, then `repeats` timed calls, each timed alone
@@ -10,37 +10,35 @@
 // bootstrapped from it), in nccl-tests' conventions: `bytes` is the largest buffer of the call
 // (all-gather's output, reduce-scatter's input), time is the mean over `iters` back-to-back
 // calls after `warmup` calls, averaged over ranks; algbw = bytes / time, busbw = algbw *
-// busbw_factor (2(n-1)/n all-reduce, (n-1)/n all-gather and reduce-scatter, 1 send/recv).
+// busbw_factor (topologies/collectives.hpp: 2(n-1)/n all-reduce, (n-1)/n all-gather and
+// reduce-scatter, 1 send/recv).
 #include <mpi.h>
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace parallax::kernels::cuda {
+#include "parallax/topologies/collectives.hpp"
 
-struct GemmShape {
+namespace parallax::calib {
+
+struct CudaGemmShape {
   int64_t M = 0, N = 0, K = 0;  // row-major C (M, N) = A (M, K) B^T, B stored (N, K)
   std::string name;
 };
 
-struct GemmTiming {
-  GemmShape shape;
+struct CudaGemmTiming {
+  CudaGemmShape shape;
   double seconds = 0;      // median of the repeats
   double min_seconds = 0;
   double flop_per_s = 0;   // 2 M N K / seconds
   int repeats = 0;
 };
 
-std::vector<GemmTiming> gemm_sweep(const std::vector<GemmShape>& shapes, int warmup = 3,
+std::vector<CudaGemmTiming> gemm_sweep(const std::vector<CudaGemmShape>& shapes, int warmup = 3,
                                    int repeats = 10);
 
-enum class Collective { all_reduce, all_gather, reduce_scatter, send_recv };
-const char* to_string(Collective c);
-// nccl-tests' bus bandwidth factor for n ranks.
-double busbw_factor(Collective c, int n);
-
-struct CollectiveTiming {
+struct CudaCollectiveTiming {
   Collective collective = Collective::all_reduce;
   int ranks = 0;
   int64_t bytes = 0;
@@ -51,8 +49,8 @@ struct CollectiveTiming {
 
 // Collective over `comm` (every rank calls it; each rank uses its current device). Results are
 // the same on every rank. send_recv: rank r sends to r+1 and receives from r-1 (a ring).
-std::vector<CollectiveTiming> nccl_sweep(MPI_Comm comm, const std::vector<Collective>& collectives,
+std::vector<CudaCollectiveTiming> nccl_sweep(MPI_Comm comm, const std::vector<Collective>& collectives,
                                          const std::vector<int64_t>& bytes, int warmup = 5,
                                          int iters = 20);
 
-}  // namespace parallax::kernels::cuda
+}  // namespace parallax::calib

@@ -78,7 +78,7 @@ TEST_CASE("run --backend takes cpu or cuda and refuses cuda when built without i
   REQUIRE(run("predict --model gpt-tiny --cluster dgx-a100-superpod --gpus 1 --tp 1 --pp 1"
               " --global-batch 4 --mbs 1 --out " + plan).code == 0);
   expect_bad_input("run --plan " + plan + " --backend tpu", "--backend");
-  // With the CUDA backend built, the no-device case is tests/kernels_cuda's (it needs to know
+  // With the CUDA backend built, the no-device case is tests/kernels/cuda's (it needs to know
   // whether the machine has a GPU); without it, cuda is refused by name.
   if (backends.find("cuda") == std::string::npos)
     expect_bad_input("run --plan " + plan + " --backend cuda", "built without the CUDA backend");

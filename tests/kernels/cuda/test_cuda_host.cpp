@@ -24,7 +24,6 @@
 #include <vector>
 
 #include "parallax/kernels/cpu.hpp"
-#include "parallax/kernels/cuda/bench.hpp"
 #include "parallax/kernels/cuda/device.hpp"
 #include "parallax/kernels/cuda/gemm_args.hpp"
 #include "parallax/kernels/cuda/linear_plan.hpp"
@@ -239,14 +238,6 @@ TEST_CASE("bf16 rounding equals the CUDA toolkit's __float2bfloat16_rn", "[cuda]
   }
   CHECK(mismatches == 0);
   CHECK(std::isnan(k::to_float(k::to_bf16(std::nanf("")))));
-}
-
-TEST_CASE("nccl-tests bus bandwidth factors", "[cuda][host]") {
-  CHECK(cu::busbw_factor(cu::Collective::all_reduce, 8) == Approx(1.75));
-  CHECK(cu::busbw_factor(cu::Collective::all_gather, 8) == Approx(0.875));
-  CHECK(cu::busbw_factor(cu::Collective::reduce_scatter, 4) == Approx(0.75));
-  CHECK(cu::busbw_factor(cu::Collective::send_recv, 2) == 1.0);
-  CHECK(std::string(cu::to_string(cu::Collective::reduce_scatter)) == "reduce_scatter");
 }
 
 namespace {

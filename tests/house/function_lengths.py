@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Lists the functions longer than a limit in C++/CUDA sources.
+
+usage: function_lengths.py LIMIT DIR...   |   function_lengths.py --self-test
+
+A function is a definition that starts at column 0 (or after `static`/`template` lines) with a line
+holding `(` and ending in `{`, up to the `}` at column 0 that closes it; its length is the number
+of lines from the signature's first line to that brace. Every source in the project is formatted
+that way (clang-format, no indented namespace bodies), so this needs no C++ parser. Prints one
+line per function over the limit and exits 1 if there is any.
+"""
+import os
+import re
+import sys
+
+SIGNATURE_END = re.compile(r"\)\s*(const)?\s*(noexcept)?\s*(override)?\s*(->\s*[\w:<>, ]+)?\s*\{\s*$")
+
+
+def functions(path):
+    lines = open(path, encoding="utf-8").read().split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line and not line[0].isspace() and not line.startswith(("//", "#", "}", "namespace", "struct", "class", "enum", "union")):
+            # The signature may span lines: gather until `{` or `;`.
+            j = i
+            text = line
+            while not text.rstrip().endswith(("{", ";", "}")) and j + 1 < len(lines) and j - i < 8:
+                j += 1
+                text += " " + lines[j].strip()
+            if "(" in text and SIGNATURE_END.search(text) and "=" not in text.split("(")[0]:
+                k = j + 1
+                while k < len(lines) and lines[k] != "}" and not lines[k].startswith("}"):
+                    k += 1
+                name = text.split("(")[0].split()[-1] if text.split("(")[0].split() else "?"
+                yield name, i + 1, k - i + 1
+                i = k + 1
+                continue
+            i = j + 1
+            continue
+        i += 1
+
+
+def self_test():
+    """The checker finds a function one line over the limit and passes one at it."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        def write(name, lines_in_body):
+            body = "".join("  x += %d;\n" % i for i in range(lines_in_body))
+            with open(os.path.join(d, name), "w") as f:
+                f.write("namespace a {\n\nint f(int x,\n      int y) {\n" + body + "}\n\n}  // namespace a\n")
+        write("at.cpp", 97)    # 2 signature lines + 97 + the closing brace = 100 lines
+        write("over.cpp", 98)  # 2 + 98 + 1 = 101 lines
+        found = {os.path.basename(p): n for p in [os.path.join(d, f) for f in os.listdir(d)]
+                 for _, _, n in functions(p)}
+        ok = found == {"at.cpp": 100, "over.cpp": 101}
+        print("self-test:", "ok" if ok else "FAILED", found)
+        return 0 if ok else 1
+
+
+def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
+    if len(sys.argv) < 3:
+        print(__doc__.strip().split("\n")[2], file=sys.stderr)
+        return 2
+    limit = int(sys.argv[1])
+    over = []
+    for root in sys.argv[2:]:
+        for d, _, files in os.walk(root):
+            for f in sorted(files):
+                if f.endswith((".cpp", ".cu", ".hpp", ".cuh")):
+                    p = os.path.join(d, f)
+                    for name, line, length in functions(p):
+                        if length > limit:
+                            over.append((length, p, line, name))
+    for length, p, line, name in sorted(over, reverse=True):
+        print(f"{p}:{line}: {name}: {length} lines (limit {limit})")
+    return 1 if over else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -6,33 +6,18 @@
 #include "parallax/costmodel/conventions.hpp"
 #include "parallax/costmodel/ops.hpp"
 #include "parallax/costmodel/predict.hpp"
+#include "spec_builders.hpp"
 
 using namespace parallax;
 
 namespace {
 
 ModelSpec gpt(int64_t L, int64_t h, int64_t a, int64_t s, int64_t V) {
-  ModelSpec m;
-  m.name = "test";
-  m.layers = L;
-  m.hidden = h;
-  m.heads = a;
-  m.kv_heads = a;
-  m.ffn_hidden = 4 * h;
-  m.seq_len = s;
-  m.vocab = V;
-  return m;
+  return test::gpt_shape("test", L, h, a, 4 * h, s, V);
 }
 
 PlanSpec plan(int64_t tp, int64_t pp, int64_t dp, int64_t mbs, int64_t m, Recompute r) {
-  PlanSpec p;
-  p.tp = tp;
-  p.pp = pp;
-  p.dp = dp;
-  p.micro_batch = mbs;
-  p.num_micro_batches = m;
-  p.recompute = r;
-  return p;
+  return test::PlanBuilder(tp, pp, dp).batches(mbs, m).recompute(r);
 }
 
 }  // namespace

@@ -6,21 +6,13 @@
 #include "parallax/costmodel/conventions.hpp"
 #include "parallax/costmodel/memory.hpp"
 #include "parallax/costmodel/predict.hpp"
+#include "spec_builders.hpp"
 
 using namespace parallax;
 
 namespace {
 
-PlanSpec mtnlg_plan() {
-  PlanSpec p;
-  p.tp = 8;
-  p.pp = 35;
-  p.dp = 8;
-  p.micro_batch = 1;
-  p.num_micro_batches = 240;
-  p.recompute = Recompute::full;
-  return p;
-}
+PlanSpec mtnlg_plan() { return test::mt_nlg_plan(); }
 
 // A middle stage of MT-NLG (3 layers, no embeddings), derived by hand: per layer the sharded
 // weights 12h^2 and column-parallel biases 7h (QKV 3h, FC1 4h) over t, plus the replicated

@@ -4,6 +4,7 @@
 
 #include "parallax/core/presets.hpp"
 #include "parallax/costmodel/predict.hpp"
+#include "spec_builders.hpp"
 
 using namespace parallax;
 
@@ -14,16 +15,8 @@ struct Setup {
   ClusterSpec c = load_cluster("dgx-a100-superpod");
   EfficiencyProfile prof = load_profile("a100-megatron");
   JobSpec j;
-  PlanSpec p;
-  Setup() {
-    j.global_batch = 1920;
-    p.tp = 8;
-    p.pp = 35;
-    p.dp = 8;
-    p.micro_batch = 1;
-    p.num_micro_batches = 240;
-    p.recompute = Recompute::full;
-  }
+  PlanSpec p = test::mt_nlg_plan();
+  Setup() { j.global_batch = 1920; }
 };
 
 double sum(const TimeBreakdown& t) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Runs one row of docs/errors.md: check_row.py DOC ID BIN_DIR.
-check_row.py DOC --list prints "ID=input" for every row (CMake adds a test per line).
+check_row.py DOC --list prints "ID=input" for every row (CMake adds a test per line), and
+"ID+mpi=input" for a row whose command runs mpirun (its test gets the label mpi).
 
 The row is `| ID | input | `command` | exit | `first line of stderr` |` (`\\|` is a literal |).
 The command runs under bash from the source directory (the directory above docs/) with BIN_DIR
@@ -26,7 +27,7 @@ def main():
                 if re.search(r"[\[\];\\\"]", c[1]):
                     print(f"{sys.argv[1]}: row {c[0]}: the input column must not hold [ ] ; \\ or \"", file=sys.stderr)
                     return 1
-                print(f"{c[0]}={c[1]}")
+                print(f"{c[0]}{'+mpi' if 'mpirun ' in c[2] else ''}={c[1]}")
         return 0
     doc, row_id, bin_dir = sys.argv[1], sys.argv[2], sys.argv[3]
     rows = [cells(l) for l in open(doc, encoding="utf-8") if l.startswith("| " + row_id + " |")]

@@ -49,7 +49,7 @@ json read(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("calibrate --backend cpu writes a profile with provenance, GEMM shapes and collective fits") {
+TEST_CASE("calibrate --backend cpu writes a profile with provenance, GEMM shapes and collective fits", "[slow]") {
   const json p = read(profile_path());
   CHECK(p.at("provenance").at("backend") == "cpu");
   CHECK(p.at("provenance").at("threads_per_rank") == 1);  // 2 ranks on 2 cores
@@ -71,7 +71,7 @@ TEST_CASE("calibrate --backend cpu writes a profile with provenance, GEMM shapes
   CHECK(colls == std::set<std::string>{"all_gather", "all_reduce", "reduce_scatter", "send_recv"});
 }
 
-TEST_CASE("compare prints predicted vs measured for an executed run, refit uses its GEMM times") {
+TEST_CASE("compare prints predicted vs measured for an executed run, refit uses its GEMM times", "[slow]") {
   const std::string dir = scratch_dir("calibrate_compare");
   const std::string plan = cpu_plan(dir, "--gpus 2 --tp 2 --pp 1");
   REQUIRE(mpirun(2, "--plan " + plan + " --steps 2 --threads 1 --out " + dir + "/m.json", dir + "/run.log") == 0);
@@ -135,7 +135,7 @@ TEST_CASE("compare prints predicted vs measured for an executed run, refit uses 
   CHECK(found);
 }
 
-TEST_CASE("compare refuses a run on other threads per rank than the profile was measured with") {
+TEST_CASE("compare refuses a run on other threads per rank than the profile was measured with", "[slow]") {
   const std::string dir = scratch_dir("calibrate_threads");
   const std::string plan = cpu_plan(dir, "--gpus 1 --tp 1 --pp 1");
   REQUIRE(mpirun(1, "--plan " + plan + " --steps 1 --threads 2 --out " + dir + "/m.json", dir + "/run.log") == 0);
@@ -147,7 +147,7 @@ TEST_CASE("compare refuses a run on other threads per rank than the profile was 
   CHECK(std::count(err.begin(), err.end(), '\n') == 1);
 }
 
-TEST_CASE("bad measurements and logs are refused with one line and leave the old profile untouched") {
+TEST_CASE("bad measurements and logs are refused with one line and leave the old profile untouched", "[slow]") {
   const std::string dir = scratch_dir("calibrate_bad");
   const std::string out = dir + "/profile.json";
   REQUIRE(shell("cp " + profile_path() + " " + out) == 0);

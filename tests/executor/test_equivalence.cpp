@@ -82,7 +82,7 @@ TEST_CASE("tp=2 equals the single process", "[executor][mpi]") {
   require_same(reference(), run_plan(dir, "tp2_full", 2, 1, 1, "--recompute full"));
 }
 
-TEST_CASE("sequence parallelism equals the single process", "[executor][mpi]") {
+TEST_CASE("sequence parallelism equals the single process", "[executor][mpi][slow]") {
   const std::string dir = scratch_dir("sp");
   require_same(reference(), run_plan(dir, "tp2_sp", 2, 1, 1, "--sp"));
   require_same(reference(), run_plan(dir, "t2p2_sp_full", 2, 2, 1, "--sp --recompute full"));
@@ -96,7 +96,7 @@ TEST_CASE("dp=2 equals the single process, with and without ZeRO-1", "[executor]
   require_same(reference(), run_plan(dir, "dp2_zero1", 1, 1, 2, "--zero 1"));
 }
 
-TEST_CASE("pp=2 equals the single process under GPipe and 1F1B", "[executor][mpi]") {
+TEST_CASE("pp=2 equals the single process under GPipe and 1F1B", "[executor][mpi][slow]") {
   const std::string dir = scratch_dir("pp2");
   require_same(reference(), run_plan(dir, "pp2_gpipe", 1, 2, 1, "--schedule gpipe"));
   require_same(reference(), run_plan(dir, "pp2_gpipe_full", 1, 2, 1, "--schedule gpipe --recompute full"));

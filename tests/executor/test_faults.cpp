@@ -133,7 +133,7 @@ TEST_CASE("SIGUSR1 on mpirun: forwarded, the ranks checkpoint the step and mpiru
   CHECK(resumed_loss(dir, plan, 2, ck, step_dir(ck, k)) == reference_loss(dir, plan, 2, k + 1));
 }
 
-TEST_CASE("SIGKILL on a rank: the job ends within 30 s and the last complete checkpoint loads", "[executor][mpi][faults]") {
+TEST_CASE("SIGKILL on a rank: the job ends within 30 s and the last complete checkpoint loads", "[executor][mpi][faults][slow]") {
   const std::string dir = scratch_dir("sigkill");
   const std::string plan = make_plan(dir, "p", 1, 1, 2, "");
   const std::string ck = dir + "/ck";
@@ -150,7 +150,7 @@ TEST_CASE("SIGKILL on a rank: the job ends within 30 s and the last complete che
   CHECK(resumed_loss(dir, plan, 2, ck, step_dir(ck, 2)) == reference_loss(dir, plan, 2, 3));
 }
 
-TEST_CASE("a NaN loss stops the run naming the step, exit 3, and the last good checkpoint stays", "[executor][mpi][faults]") {
+TEST_CASE("a NaN loss stops the run naming the step, exit 3, and the last good checkpoint stays", "[executor][mpi][faults][slow]") {
   const std::string dir = scratch_dir("nan");
   const std::string plan = make_plan(dir, "p", 2, 1, 1, "");
   const std::string ck = dir + "/ck";
@@ -185,7 +185,7 @@ struct SmallDisk {
 
 }  // namespace
 
-TEST_CASE("a full disk while checkpointing: exit 3 naming the file, older checkpoints intact", "[executor][mpi][faults]") {
+TEST_CASE("a full disk while checkpointing: exit 3 naming the file, older checkpoints intact", "[executor][mpi][faults][slow]") {
   const std::string dir = scratch_dir("full_disk");
   const std::string plan = make_plan(dir, "p", 1, 1, 2, "");
   // gpt-tiny's checkpoint (weights, Adam m and v in fp32) is about 10.4 MB: one fits in 16 MB,

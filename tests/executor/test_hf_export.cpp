@@ -158,7 +158,7 @@ TEST_CASE("shard sizes read as transformers' convert_file_size_to_int", "[export
     CHECK_THROWS_AS(parse_byte_size(bad, "f"), parallax::InputError);
 }
 
-TEST_CASE("export refusals write nothing and touch nothing", "[executor][mpi][export]") {
+TEST_CASE("export refusals write nothing and touch nothing", "[executor][mpi][export][slow]") {
   const std::string dir = scratch_dir("hf_export_refusals");
   const std::string tokens = write_tokens(dir, 128);
   const std::string plan = make_plan(dir, "plan", 1, 1, 1, "", kSource + "/tests/reference/micro_model.json");

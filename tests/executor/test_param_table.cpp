@@ -9,21 +9,14 @@
 #include "parallax/core/param_table.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/costmodel/memory.hpp"
+#include "spec_builders.hpp"
 
 using namespace parallax;
 
 namespace {
 
 ModelSpec tiny(Activation a, Norm n, bool tied) {
-  ModelSpec m;
-  m.name = std::string(4, 't');  // (a plain literal trips GCC 12 -Wrestrict)
-  m.layers = 4;
-  m.hidden = 64;
-  m.heads = 4;
-  m.kv_heads = 4;
-  m.ffn_hidden = 256;
-  m.seq_len = 16;
-  m.vocab = 200;
+  ModelSpec m = test::gpt_shape("tiny", 4, 64, 4, 256, 16, 200);
   m.activation = a;
   m.norm = n;
   m.tied_embeddings = tied;

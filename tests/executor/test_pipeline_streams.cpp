@@ -20,6 +20,7 @@
 
 #include "../../executor/src/trainer_impl.hpp"
 #include "parallax/core/param_table.hpp"
+#include "spec_builders.hpp"
 
 using namespace parallax;
 using namespace parallax::exec;
@@ -243,18 +244,7 @@ class SimComm {
   std::map<std::pair<int, bool>, int> streams_;
 };
 
-ModelSpec tiny(int64_t layers) {
-  ModelSpec m;
-  m.name = std::string(4, 't');
-  m.layers = layers;
-  m.hidden = 8;
-  m.heads = 2;
-  m.kv_heads = 2;
-  m.ffn_hidden = 16;
-  m.seq_len = 4;
-  m.vocab = 16;
-  return m;
-}
+ModelSpec tiny(int64_t layers) { return test::gpt_shape("tiny", layers, 8, 2, 16, 4, 16); }
 
 // Records one step of every pipeline rank, then plays them.
 std::string play_step(int64_t pp, int64_t vpp, int64_t m, Schedule schedule, bool shared_stream) {

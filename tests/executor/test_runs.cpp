@@ -121,7 +121,7 @@ std::map<std::string, std::string> snapshot(const std::string& dir) {
 // Issue 20: a 6-layer checkpoint used to resume silently into a 4-layer plan, a heads=2 one into a
 // heads=4 model, and a run of another model wrote into the directory.
 TEST_CASE("another model's checkpoints are refused before anything is written and stay byte-identical",
-          "[executor][mpi]") {
+          "[executor][mpi][slow]") {
   const std::string dir = scratch_dir("identity");
   const std::string mine = tiny_variant_plan(dir, "gpt-tiny", nlohmann::json::object());
   REQUIRE(mpirun(1, "--plan " + mine + " --steps 2 --checkpoint-every 1 --checkpoint-dir " + dir + "/ck",
@@ -154,7 +154,7 @@ TEST_CASE("another model's checkpoints are refused before anything is written an
 }
 
 TEST_CASE("resuming needs a checkpoint there (exit 2 without one) unless --resume-if-present, which starts fresh",
-          "[executor][mpi]") {
+          "[executor][mpi][slow]") {
   const std::string dir = scratch_dir("resume_flags");
   const std::string plan = make_plan(dir, "p", 1, 1, 1, "");
   CHECK(mpirun(1, "--plan " + plan + " --resume", dir + "/nodir.log") == 2);
@@ -204,7 +204,7 @@ TEST_CASE("checkpoint inspect: every step's model, plan and shards, every checks
                                      "verify; the first: " + f.string() + ": __metadata__.checksum: checksum mismatch") == 0);
 }
 
-TEST_CASE("bad input: one line on rank 0 and exit 2 on every rank", "[executor][mpi]") {
+TEST_CASE("bad input: one line on rank 0 and exit 2 on every rank", "[executor][mpi][slow]") {
   const std::string dir = scratch_dir("errors");
   const std::string plan = make_plan(dir, "p", 2, 1, 1, "");
   SECTION("world size differs from tp*pp*dp") {

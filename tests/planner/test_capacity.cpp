@@ -59,7 +59,7 @@ TEST_CASE("the knee is the first GPU count whose per-GPU throughput falls below 
   CHECK(knees == (below ? 1 : 0));
 }
 
-TEST_CASE("budget: the answer fits the budget and the next larger family member does not") {
+TEST_CASE("budget: the answer fits the budget and the next larger family member does not", "[slow]") {
   BudgetInputs in;
   in.planner.cluster = load_cluster("dgx-a100-superpod");
   in.planner.job.global_batch = 2048;

@@ -8,6 +8,7 @@
 #include "parallax/core/presets.hpp"
 #include "parallax/core/spec_json.hpp"
 #include "parallax/planner/planner.hpp"
+#include "spec_builders.hpp"
 
 using namespace parallax;
 
@@ -50,12 +51,7 @@ TEST_CASE("every considered plan is admitted or rejected by exactly one rule") {
 
 TEST_CASE("trainer rules reject ZeRO-3 with pipelining and GPipe; --allow-all admits them") {
   PlannerInputs in = mtnlg(2240);
-  PlanSpec p;
-  p.tp = 8;
-  p.pp = 35;
-  p.dp = 8;
-  p.num_micro_batches = 240;
-  p.zero = 3;
+  PlanSpec p = test::PlanBuilder(8, 35, 8).batches(1, 240).zero(3);
   const Rule* r = first_broken_rule(in.model, in.cluster, in.job, p, 2240, in.options);
   REQUIRE(r != nullptr);
   CHECK(std::string(r->name) == "zero23-needs-pp1");
@@ -71,10 +67,7 @@ TEST_CASE("trainer rules reject ZeRO-3 with pipelining and GPipe; --allow-all ad
 
 TEST_CASE("TP beyond a node is a topology rejection unless allowed") {
   PlannerInputs in = mtnlg(2240);
-  PlanSpec p;
-  p.tp = 16;
-  p.pp = 35;
-  p.dp = 4;
+  PlanSpec p = test::PlanBuilder(16, 35, 4);
   const Rule* r = first_broken_rule(in.model, in.cluster, in.job, p, 2240, in.options);
   REQUIRE(r != nullptr);
   CHECK(std::string(r->name) == "tp-within-node");

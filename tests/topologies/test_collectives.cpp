@@ -9,6 +9,7 @@
 #include "parallax/core/error.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/topologies/topology.hpp"
+#include "spec_builders.hpp"
 
 using namespace parallax;
 
@@ -21,12 +22,7 @@ std::vector<int64_t> range(int64_t first, int64_t count, int64_t stride = 1) {
 }
 
 PlanSpec plan(int64_t tp, int64_t dp, int64_t pp, std::string order = "tp-dp-pp") {
-  PlanSpec p;
-  p.tp = tp;
-  p.dp = dp;
-  p.pp = pp;
-  p.order = std::move(order);
-  return p;
+  return test::PlanBuilder(tp, pp, dp).order(order);
 }
 
 constexpr double kIntraLat = 3.4e-6;

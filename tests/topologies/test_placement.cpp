@@ -6,6 +6,7 @@
 #include "parallax/core/error.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/topologies/topology.hpp"
+#include "spec_builders.hpp"
 
 using namespace parallax;
 
@@ -49,11 +50,7 @@ TEST_CASE("dp-tp-pp pushes a tp=8 group over 2 nodes, 4 GPUs on each") {
   const Placement pl(8, 1, 2, 4, "dp-tp-pp");
   CHECK(pl.group_of(ParallelDim::tp, 0) == std::vector<int64_t>{0, 2, 4, 6, 8, 10, 12, 14});
   const Topology t(load_cluster("dgx-a100-superpod"));
-  PlanSpec p;
-  p.tp = 8;
-  p.dp = 2;
-  p.pp = 4;
-  p.order = "dp-tp-pp";
+  PlanSpec p = test::PlanBuilder(8, 4, 2).order("dp-tp-pp");
   const PlanComm& pc = t.plan_comm(p);
   CHECK(pc.tp_crosses_nodes);
   REQUIRE(pc.tp_by_stage[0].size() == 1);
@@ -73,8 +70,6 @@ TEST_CASE("cp may be named in the order; bad orders are input errors") {
 
 TEST_CASE("a plan larger than the cluster is an input error") {
   const Topology t(load_cluster("v100-dgx2h"));  // 512 GPUs
-  PlanSpec p;
-  p.tp = 16;
-  p.dp = 64;
+  const PlanSpec p = test::PlanBuilder(16, 1, 64);
   CHECK_THROWS_AS(t.plan_comm(p), InputError);
 }

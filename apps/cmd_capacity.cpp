@@ -14,6 +14,7 @@
 #include "parallax/planner/capacity.hpp"
 #include "plan_options.hpp"
 #include "prediction_text.hpp"
+#include "search_options.hpp"
 #include "text_table.hpp"
 
 namespace parallax::cli {

@@ -19,6 +19,7 @@
 #include "parallax/planner/simulator_refiner.hpp"
 #include "plan_options.hpp"
 #include "prediction_text.hpp"
+#include "search_options.hpp"
 #include "text_table.hpp"
 
 namespace parallax::cli {

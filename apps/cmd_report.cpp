@@ -14,6 +14,7 @@
 #include "parallax/reports/report.hpp"
 #include "parallax/version.hpp"
 #include "plan_options.hpp"
+#include "search_options.hpp"
 
 namespace parallax::cli {
 namespace {

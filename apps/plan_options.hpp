@@ -1,11 +1,10 @@
 #pragma once
-// The model / cluster / job / plan / search flags as CLI11 options. The option structs and their
-// resolution into validated specs are parallax::inputs' (job_flags.hpp, search_flags.hpp), shared
-// with the GUI.
+// The model / cluster / job / plan flags as CLI11 options (search_flags.hpp: the search flags). The
+// option structs and their resolution into validated specs are parallax::inputs', shared with the
+// GUI. No planner header comes in here: predict and simulate do not plan.
 #include <CLI/CLI.hpp>
 
 #include "parallax/inputs/job_flags.hpp"
-#include "parallax/inputs/search_flags.hpp"
 
 namespace parallax::cli {
 
@@ -13,7 +12,5 @@ namespace parallax::cli {
 void add_plan_options(CLI::App& app, PlanOptions& o);
 // Only the model / cluster / GPUs / job / profile flags, as plan and capacity take them.
 void add_job_options(CLI::App& app, PlanOptions& o, bool with_gpus = true);
-// Search-space restrictions shared by plan, capacity and report.
-void add_search_flags(CLI::App& app, SearchFlags& f);
 
 }  // namespace parallax::cli

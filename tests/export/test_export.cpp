@@ -13,6 +13,7 @@
 #include "parallax/export/deepspeed.hpp"
 #include "parallax/export/launchers.hpp"
 #include "parallax/export/megatron.hpp"
+#include "spec_builders.hpp"
 
 using namespace parallax;
 
@@ -31,32 +32,17 @@ PlanFile plan_file(const std::string& model, int64_t gpus, int64_t batch, PlanSp
 }
 
 std::vector<PlanFile> three_plans() {
-  PlanSpec a;  // MT-NLG as published
-  a.tp = 8;
-  a.pp = 35;
-  a.recompute = Recompute::full;
-  PlanSpec b;  // interleaved, SP, selective, distributed optimizer
-  b.tp = 4;
-  b.pp = 8;
-  b.vpp = 3;
-  b.schedule = Schedule::interleaved;
-  b.micro_batch = 2;
-  b.sequence_parallel = true;
-  b.recompute = Recompute::selective;
-  b.zero = 1;
-  PlanSpec c;  // GQA + SwiGLU + RMSNorm + RoPE, block recompute
-  c.tp = 8;
-  c.pp = 4;
-  c.recompute = Recompute::full;
-  c.recompute_layers = 5;
+  using test::PlanBuilder;
+  const PlanSpec a = PlanBuilder(8, 35).recompute(Recompute::full);  // MT-NLG as published
+  // interleaved, SP, selective, distributed optimizer
+  const PlanSpec b = PlanBuilder(4, 8).interleaved(3).batches(2, 1).sequence_parallel().recompute(
+      Recompute::selective).zero(1);
+  // GQA + SwiGLU + RMSNorm + RoPE, block recompute
+  const PlanSpec c = PlanBuilder(8, 4).recompute(Recompute::full, 5);
   PlanFile fc = plan_file("llama2-70b", 512, 1024, c);
   fc.job.tokens = 2e12;
-  PlanSpec d;  // uneven pipeline: 96 layers over pp 7 as 3 + 5 x 18 + 3
-  d.tp = 8;
-  d.pp = 7;
-  d.first_stage_layers = 3;
-  d.last_stage_layers = 3;
-  d.recompute = Recompute::selective;
+  // uneven pipeline: 96 layers over pp 7 as 3 + 5 x 18 + 3
+  const PlanSpec d = PlanBuilder(8, 7).uneven(3, 3).recompute(Recompute::selective);
   return {plan_file("mt-nlg-530b", 2240, 1920, a), plan_file("gpt3-175b", 1536, 1536, b), fc,
           plan_file("gpt3-175b", 448, 1792, d)};
 }
@@ -111,12 +97,7 @@ TEST_CASE("Megatron-LM argument names and values for the interleaved plan") {
 }
 
 TEST_CASE("DeepSpeed: train_batch_size = micro x accumulation x dp") {
-  PlanSpec p;
-  p.tp = 2;
-  p.pp = 1;
-  p.micro_batch = 4;
-  p.zero = 3;
-  const PlanFile f = plan_file("gpt3-175b", 64, 1024, p);
+  const PlanFile f = plan_file("gpt3-175b", 64, 1024, test::PlanBuilder(2, 1).batches(4, 1).zero(3));
   const auto j = deepspeed_config(f);
   CHECK(j["train_batch_size"].get<int64_t>() ==
         j["train_micro_batch_size_per_gpu"].get<int64_t>() *
@@ -127,19 +108,12 @@ TEST_CASE("DeepSpeed: train_batch_size = micro x accumulation x dp") {
 }
 
 TEST_CASE("invalid combinations are refused with a reason") {
-  PlanSpec p;
-  p.tp = 8;
-  p.pp = 35;
-  p.zero = 3;
-  const PlanFile zero3_pp = plan_file("mt-nlg-530b", 2240, 1920, p);
+  const PlanFile zero3_pp = plan_file("mt-nlg-530b", 2240, 1920, test::PlanBuilder(8, 35).zero(3));
   CHECK_THROWS_WITH(deepspeed_config(zero3_pp), Catch::Contains("ZeRO-2/3"));
   CHECK_THROWS_WITH(megatron_args(zero3_pp), Catch::Contains("ZeRO-2/3"));
   PlanFile inter = three_plans()[1];
   CHECK_THROWS_WITH(deepspeed_config(inter), Catch::Contains("interleaved"));
-  PlanSpec q;
-  q.tp = 8;
-  q.pp = 5;
-  PlanFile alibi = plan_file("bloom-176b", 320, 320, q);
+  PlanFile alibi = plan_file("bloom-176b", 320, 320, test::PlanBuilder(8, 5));
   CHECK_THROWS_AS(megatron_args(alibi), InputError);
 }
 

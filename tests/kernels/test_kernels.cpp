@@ -9,18 +9,13 @@
 #include <vector>
 
 #include "parallax/kernels/cpu.hpp"
+#include "random_data.hpp"
 
 namespace k = parallax::kernels;
 
 namespace {
 
-std::vector<float> randn(size_t n, unsigned seed, float scale = 1.0f) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(gen);
-  return v;
-}
+using parallax::test::randn;
 
 double dot(const std::vector<float>& a, const std::vector<float>& b) {
   double s = 0;

@@ -27,19 +27,14 @@
 #include "parallax/kernels/cuda/device.hpp"
 #include "parallax/kernels/cuda/gemm_args.hpp"
 #include "parallax/kernels/cuda/linear_plan.hpp"
+#include "random_data.hpp"
 
 namespace k = parallax::kernels;
 namespace cu = parallax::kernels::cuda;
 
 namespace {
 
-std::vector<float> randn(size_t n, unsigned seed, float scale = 1.0f) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(gen);
-  return v;
-}
+using parallax::test::randn;
 
 // cuBLAS's GEMM contract, column-major: C = alpha op(X) op(Y) + beta C, op(X) m x k.
 void gemm_col_major(bool tx, bool ty, int64_t m, int64_t n, int64_t kk, float alpha,

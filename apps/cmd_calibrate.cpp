@@ -10,19 +10,19 @@
 // The profile is written atomically; on any error nothing is written.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "blas_env.hpp"
 #include "commands.hpp"
 #include "parallax/calibration/closed_loop.hpp"
 #include "parallax/calibration/fit.hpp"
+#include "parallax/calibration/machine.hpp"
 #include "parallax/calibration/sweep.hpp"
 #include "parallax/core/atomic_file.hpp"
 #include "parallax/core/error.hpp"
@@ -51,13 +51,6 @@ struct CalibrateOptions {
   std::string raw_out;  // keep the raw microbenchmark results here
 };
 
-std::string today() {
-  const std::time_t now = std::time(nullptr);
-  char d[32];
-  std::strftime(d, sizeof(d), "%Y-%m-%d", std::gmtime(&now));
-  return d;
-}
-
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "$", "cannot read file");
@@ -71,8 +64,6 @@ std::string self_exe() {
   const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
   return n > 0 ? std::string(self, static_cast<size_t>(n)) : "parallax";
 }
-
-int cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
 void print_summary(const EfficiencyProfile& p) {
   double lo = 1, hi = 0;
@@ -128,7 +119,7 @@ EfficiencyProfile refit_profile(const CalibrateOptions& o) {
     out = calib::refit_from_nccl_tests(out, calib::parse_nccl_tests(read_text(f), f), f);
   if (!o.from_log.empty())
     out = calib::refit_from_megatron_log(out, calib::parse_megatron_log(read_text(o.from_log), o.from_log), plan, o.from_log);
-  out.provenance.date = today();
+  out.provenance.date = calib::utc_date();
   if (out.provenance.machine.empty()) out.provenance.machine = "unknown";
   if (out.provenance.backend.empty()) out.provenance.backend = "cost model";
   if (!o.name.empty()) out.name = o.name;
@@ -139,7 +130,7 @@ EfficiencyProfile refit_profile(const CalibrateOptions& o) {
 EfficiencyProfile measure_profile(const CalibrateOptions& o, int cuda_devices) {
   const bool cuda = o.sweep.backend == "cuda";
   calib::SweepOptions sweep = o.sweep;
-  if (sweep.np == 0) sweep.np = cuda ? cuda_devices : cores();
+  if (sweep.np == 0) sweep.np = cuda ? cuda_devices : calib::machine_cores();
   const ClusterSpec cluster = load_cluster(o.cluster);
   for (const std::string& m : sweep.models) (void)load_model(m);  // bad names fail before mpirun
   const calib::RawCalibration raw = calib::run_sweep(sweep, {self_exe(), "calibrate", "--worker"}, o.raw_out);

@@ -2,10 +2,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <thread>
 
+#include "parallax/calibration/machine.hpp"
 #include "parallax/calibration/sweep.hpp"
 #include "parallax/core/atomic_file.hpp"
 #include "parallax/core/error.hpp"
@@ -14,8 +15,6 @@
 namespace parallax::calib {
 
 namespace {
-
-int cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
 // Removes a file when it goes out of scope (the request and results, whatever happens).
 struct TempFile {
@@ -69,7 +68,7 @@ RawCalibration run_sweep(const SweepOptions& o, const std::vector<std::string>& 
   write_file_atomic(request.path, req.dump(1) + "\n");
   std::vector<std::string> argv = {"mpirun", "-np", std::to_string(o.np)};
   if (geteuid() == 0) argv.push_back("--allow-run-as-root");
-  if (o.np > cores()) argv.push_back("--oversubscribe");
+  if (o.np > machine_cores()) argv.push_back("--oversubscribe");
   argv.insert(argv.end(), worker_command.begin(), worker_command.end());
   argv.push_back(request.path);
   const int status = run_and_wait(argv);

@@ -7,11 +7,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <functional>
-#include <thread>
 
 #include "parallax/calibration/cpu_microbench.hpp"
+#include "parallax/calibration/machine.hpp"
 #include "parallax/calibration/sweep.hpp"
 #include "parallax/core/atomic_file.hpp"
 #include "parallax/core/json_reader.hpp"
@@ -30,20 +29,11 @@ namespace parallax::calib {
 
 namespace {
 
-std::string today() {
-  const std::time_t now = std::time(nullptr);
-  char d[32];
-  std::strftime(d, sizeof(d), "%Y-%m-%d", std::gmtime(&now));
-  return d;
-}
-
 std::string host_name() {
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
   return host;
 }
-
-int cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
 using ShapeBench = std::function<void(const ModelSpec&, int64_t tp, int64_t micro_batch)>;
 
@@ -62,11 +52,11 @@ void each_shape(const SweepOptions& o, const std::vector<ModelSpec>& models, int
 void sweep_cpu(const SweepOptions& o, const std::vector<ModelSpec>& models, int rank, BenchOptions& bo,
                RawCalibration& raw) {
   const double overhead_bytes = exec::peak_resident_bytes();
-  const int threads = std::max(1, cores() / o.np);
+  const int threads = std::max(1, machine_cores() / o.np);
   kernels::set_compute_threads(threads);
   raw.threads_per_rank = threads;
   raw.gemm_path = kernels::gemm_path_description();
-  raw.machine = {{"host", host_name()}, {"cores", cores()}, {"threads_per_rank", threads},
+  raw.machine = {{"host", host_name()}, {"cores", machine_cores()}, {"threads_per_rank", threads},
                  {"process_overhead_bytes", overhead_bytes}};
   bo.caches = read_cache_sizes();
   raw.machine["caches"] = bo.caches.description;
@@ -146,7 +136,7 @@ void run_sweep_ranks(const std::string& request_path) {
   RawCalibration raw;
   raw.backend = o.backend;
   raw.ranks = o.np;
-  raw.date = today();
+  raw.date = utc_date();
   if (o.backend == "cuda") {
 #if defined(PARALLAX_HAVE_CUDA)
     sweep_cuda(o, models, rank, bo, raw);

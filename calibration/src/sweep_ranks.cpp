@@ -13,6 +13,7 @@
 #include "parallax/calibration/machine.hpp"
 #include "parallax/calibration/sweep.hpp"
 #include "parallax/core/atomic_file.hpp"
+#include "parallax/core/error.hpp"
 #include "parallax/core/json_reader.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/costmodel/memory.hpp"
@@ -107,24 +108,29 @@ void sweep_collectives(const SweepOptions& o, int rank, RawCalibration& raw) {
   raw.comm = bench_comm(MPI_COMM_WORLD, sizes, bo);
 }
 
-// The request is the launcher's own file (sweep_launch.cpp writes it), not user input.
-SweepOptions read_request(const nlohmann::json& j, std::string* results_path) {
-  SweepOptions o;
-  o.backend = j.at("backend").get<std::string>();
-  o.models = j.at("models").get<std::vector<std::string>>();
-  o.tps = j.at("tps").get<std::vector<int64_t>>();
-  o.mbs = j.at("mbs").get<std::vector<int64_t>>();
-  o.repeats = j.at("repeats").get<int>();
-  o.warmup = j.at("warmup").get<int>();
-  *results_path = j.at("results").get<std::string>();
-  return o;
+// The request is the launcher's own file (sweep_launch.cpp writes it); one given by hand that
+// does not read is refused as bad input, in one line.
+SweepOptions read_request(const nlohmann::json& j, const std::string& source, std::string* results_path) {
+  try {
+    SweepOptions o;
+    o.backend = j.at("backend").get<std::string>();
+    o.models = j.at("models").get<std::vector<std::string>>();
+    o.tps = j.at("tps").get<std::vector<int64_t>>();
+    o.mbs = j.at("mbs").get<std::vector<int64_t>>();
+    o.repeats = j.at("repeats").get<int>();
+    o.warmup = j.at("warmup").get<int>();
+    *results_path = j.at("results").get<std::string>();
+    return o;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(source, "$", std::string("not a calibration sweep request (") + e.what() + ")");
+  }
 }
 
 }  // namespace
 
 void run_sweep_ranks(const std::string& request_path) {
   std::string results_path;
-  SweepOptions o = read_request(read_json_file(request_path), &results_path);
+  SweepOptions o = read_request(read_json_file(request_path), request_path, &results_path);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &o.np);

@@ -128,10 +128,10 @@ std::unique_ptr<Trainer> make_trainer(const RunOptions& o, const PlanFile& pf, c
   topt.seed = o.seed;
   topt.grad_clip = static_cast<float>(o.grad_clip);
   topt.adam.lr = static_cast<float>(o.lr);
-  info->gemm_path = kernels::gemm_path_description();
 #if defined(PARALLAX_HAVE_CUDA)
   if (o.backend == "cuda") return make_cuda_trainer(pf, topt, groups, rec, std::move(data), info);
 #endif
+  info->gemm_path = kernels::gemm_path_description();
   return make_cpu_trainer(pf, topt, groups, rec, std::move(data));
 }
 

@@ -64,7 +64,15 @@ def main():
     if len(sys.argv) < 3:
         print(__doc__.strip().split("\n")[2], file=sys.stderr)
         return 2
-    limit = int(sys.argv[1])
+    try:
+        limit = int(sys.argv[1])
+    except ValueError:
+        print(f"function_lengths.py: LIMIT must be an integer (got {sys.argv[1]!r})", file=sys.stderr)
+        return 2
+    missing = [d for d in sys.argv[2:] if not os.path.isdir(d)]
+    if missing:  # a wrong path must not pass as a tree with no long function
+        print(f"function_lengths.py: DIR {missing[0]}: no such directory", file=sys.stderr)
+        return 2
     over = []
     for root in sys.argv[2:]:
         for d, _, files in os.walk(root):

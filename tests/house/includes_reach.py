@@ -21,6 +21,10 @@ def main():
         print(__doc__.strip().split("\n")[2], file=sys.stderr)
         return 2
     source, forbidden, root = sys.argv[1:]
+    for what, path, ok in [("SOURCE", source, os.path.isfile), ("SOURCE_DIR", root, os.path.isdir)]:
+        if not ok(path):
+            print(f"includes_reach.py: {what} {path}: not found", file=sys.stderr)
+            return 2
     roots = sorted(glob.glob(os.path.join(root, "*", "include")) + glob.glob(os.path.join(root, "*", "*", "include")))
     seen = set()
     stack = [(source, [source])]

@@ -220,6 +220,9 @@ def main():
     if not args:
         print(__doc__.strip().split("\n")[2], file=sys.stderr)
         return 2
+    if not os.path.isdir(args[0]):
+        print(f"check_corpus.py: RUNS_DIR {args[0]}: no such directory", file=sys.stderr)
+        return 2
     min_rows = int(args[args.index("--min-rows") + 1]) if "--min-rows" in args else 0
     min_sources = int(args[args.index("--min-sources") + 1]) if "--min-sources" in args else 0
     return 1 if check(args[0], min_rows, min_sources) else 0

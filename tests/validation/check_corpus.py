@@ -25,7 +25,10 @@ GPUS = {"a100-40gb", "a100-80gb", "h100-sxm", "h200", "v100-32gb"}
 DTYPES = {"bf16", "fp8", "fp16", "tf32", "fp32"}
 METRICS = {"iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "mfu", "hfu"}
 KINDS = {"paper", "repository", "page"}
-ENUMS = {"activation": {"gelu", "swiglu"}, "position": {"learned", "rope", "alibi"},
+STACKS = {"megatron-lm", "megatron-core", "nemo", "deepspeed", "megatron-deepspeed", "pytorch-fsdp",
+          "torchtitan", "llm-foundry", "other"}
+FORMULAS = {"megatron_hw", "6n_attn", "6n_attn_noembed"}
+ENUMS = {"activation": {"gelu", "swiglu", "squared_relu"}, "position": {"learned", "rope", "alibi"},
          "norm": {"layernorm", "rmsnorm"}}
 # Sources held out by the project (DEVELOPERS' guide, "Fidelity rules"): never in the corpus.
 HELD_OUT = [
@@ -74,10 +77,25 @@ def check_file(path, ids, problems):
     stack = doc.get("stack") or {}
     if not isinstance(stack.get("name"), str) or not isinstance(stack.get("version"), str):
         bad("$.stack", "needs name and version (strings; \"unpublished\" when unknown)")
+    elif stack["name"] not in STACKS:
+        bad("$.stack.name", f"must be one of {sorted(STACKS)} (got {stack['name']!r})")
+    if "group" in src and not (isinstance(src["group"], str) and src["group"].strip()):
+        bad("$.source.group", "must name the source this one is held out with")
     conventions = doc.get("conventions")
     if not isinstance(conventions, dict) or not conventions:
         bad("$.conventions", "must define the source's metrics")
         conventions = {}
+    formulas = doc.get("formulas", {})
+    if not isinstance(formulas, dict):
+        bad("$.formulas", "must be an object keyed by convention")
+        formulas = {}
+    for conv, f in formulas.items():
+        if conv not in conventions:
+            bad(f"$.formulas.{conv}", "names no convention of the file")
+        if not isinstance(f, dict) or f.get("flops_per_iteration") not in FORMULAS:
+            bad(f"$.formulas.{conv}.flops_per_iteration", f"must be one of {sorted(FORMULAS)}")
+        elif set(f) - {"flops_per_iteration", "peak_flops_per_gpu"}:
+            bad(f"$.formulas.{conv}", "knows only flops_per_iteration and peak_flops_per_gpu")
     runs = doc.get("runs")
     if not isinstance(runs, list) or not runs:
         bad("$.runs", "must be a non-empty list")
@@ -152,7 +170,7 @@ def check_file(path, ids, problems):
                 bad(at + ".measured.value", "MFU and HFU are fractions (0-1)")
             if m.get("convention") not in conventions:
                 bad(at + ".measured.convention", f"must be a key of the file's conventions (got {m.get('convention')!r})")
-    return len(runs), src.get("id")
+    return len(runs), src.get("group") or src.get("id")
 
 
 def check(runs_dir, min_rows=0, min_sources=0):
@@ -165,11 +183,12 @@ def check(runs_dir, min_rows=0, min_sources=0):
             sources.append(sid)
     if total < min_rows:
         problems.append(f"{runs_dir}: {total} rows, fewer than {min_rows}")
-    if len(sources) < min_sources:
-        problems.append(f"{runs_dir}: {len(sources)} sources, fewer than {min_sources}")
+    independent = sorted(set(sources))  # a source held out with another (group) counts once
+    if len(independent) < min_sources:
+        problems.append(f"{runs_dir}: {len(independent)} independent sources, fewer than {min_sources}")
     for p in problems:
         print(p)
-    print(f"corpus: {total} rows from {len(sources)} sources ({', '.join(sources)}); "
+    print(f"corpus: {total} rows from {len(set(sources))} independent sources ({', '.join(sorted(set(sources)))}); "
           f"{len(problems)} problem(s)")
     return problems
 
@@ -197,6 +216,9 @@ def self_test():
         ("MFU above 1", lambda d: d["runs"][0].update(measured={"value": 45, "metric": "mfu", "convention": "c"})),
         ("cp without unsupported", lambda d: d["runs"][0]["plan"].update(cp=2, dp=1)),
         ("file name", lambda d: d["source"].update(id="other")),
+        ("unknown stack", lambda d: d["stack"].update(name="jax")),
+        ("unknown formula", lambda d: d.update(formulas={"c": {"flops_per_iteration": "6n"}})),
+        ("formula of no convention", lambda d: d.update(formulas={"x": {"flops_per_iteration": "megatron_hw"}})),
     ]
     ok = True
     with tempfile.TemporaryDirectory() as t:

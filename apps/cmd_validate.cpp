@@ -1,11 +1,14 @@
-// parallax validate: predict every published run and print measured vs predicted.
-#include <filesystem>
+// parallax validate: predict every run of the validation corpus and compare with what was
+// measured; in sample (the committed profiles) or out of sample (--cross-validate source).
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <optional>
 
 #include "commands.hpp"
-#include "parallax/core/json_reader.hpp"
+#include "corpus_path.hpp"
+#include "parallax/core/error.hpp"
+#include "parallax/costmodel/cross_validation.hpp"
 #include "parallax/costmodel/validation.hpp"
 #include "text_table.hpp"
 
@@ -13,70 +16,137 @@ namespace parallax::cli {
 namespace {
 
 struct ValidateArgs {
-  std::string runs;  // default: the project's validation/published_runs.json
+  std::vector<std::string> runs;
+  std::vector<std::string> exclude;
   std::string profile;
+  std::string cross_validate;
+  std::string group_by;
   bool json = false;
 };
 
-nlohmann::json report_json(const ValidationReport& rep) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (const ValidationRow& r : rep.rows) {
-    rows.push_back({{"id", r.id},
-                    {"convention", r.convention},
-                    {"framework", r.framework},
-                    {"measured_tflops_per_gpu", r.measured_tflops_per_gpu},
-                    {"predicted_tflops_per_gpu", r.predicted_tflops_per_gpu},
-                    {"measured_iteration_time_s", r.measured_iteration_time_s},
-                    {"predicted_iteration_time_s", r.predicted_iteration_time_s},
-                    {"error_pct", r.error_pct},
-                    {"schedule", to_string(r.plan.schedule)},
-                    {"vpp", r.plan.vpp},
-                    {"filled", r.filled},
-                    {"fits", r.fits}});
-  }
-  return {{"rows", rows},
-          {"mean_abs_error_pct", rep.mean_abs_error_pct},
-          {"max_abs_error_pct", rep.max_abs_error_pct}};
+nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }
+
+nlohmann::json summary_json(const ErrorSummary& s) {
+  return {{"rows", s.rows}, {"mean_abs_error_pct", s.mean_abs_error_pct},
+          {"max_abs_error_pct", s.max_abs_error_pct}};
 }
 
-// The project's copy: beside the working directory, or beside the binary (build/parallax).
-std::string default_runs_path() {
-  const std::string rel = "validation/published_runs.json";
-  if (std::filesystem::exists(rel)) return rel;
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const auto beside = exe.parent_path().parent_path() / rel;
-    if (std::filesystem::exists(beside)) return beside.string();
+nlohmann::json rows_json(const std::vector<ValidationRow>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ValidationRow& r : rows) {
+    out.push_back({{"id", r.id}, {"source", r.source}, {"stack", r.stack}, {"gpu", r.gpu},
+                   {"dtype", r.dtype}, {"sweep", r.sweep}, {"metric", r.measured.metric},
+                   {"convention", r.measured.convention}, {"measured", r.measured.value},
+                   {"predicted", r.predicted_value},
+                   {"measured_iteration_time_s", r.measured_iteration_time_s},
+                   {"predicted_iteration_time_s", r.predicted_iteration_time_s},
+                   {"error_pct", r.error_pct}, {"schedule", to_string(r.plan.schedule)},
+                   {"vpp", r.plan.vpp}, {"micro_batch", r.plan.micro_batch},
+                   {"recompute", to_string(r.plan.recompute)},
+                   {"sequence_parallel", r.plan.sequence_parallel}, {"zero", r.plan.zero},
+                   {"filled", r.filled}, {"fits", r.fits}});
   }
-  return rel;  // read_json_file reports it missing
+  return out;
 }
 
-void run_validate(const ValidateArgs& args) {
-  ValidateArgs a = args;
-  if (a.runs.empty()) a.runs = default_runs_path();
-  const nlohmann::json runs = read_json_file(a.runs);
-  std::optional<EfficiencyProfile> prof;
-  if (!a.profile.empty()) prof = load_profile(a.profile);
-  const ValidationReport rep = validate_runs(runs, a.runs, prof);
-  if (a.json) {
-    std::cout << report_json(rep).dump(2) << '\n';
+nlohmann::json report_json(const std::vector<ValidationRow>& rows, const ErrorSummary& s,
+                           const std::vector<UnsupportedRun>& unsupported, const std::string& by) {
+  nlohmann::json j = {{"rows", rows_json(rows)}, {"summary", summary_json(s)},
+                      {"mean_abs_error_pct", s.mean_abs_error_pct},
+                      {"max_abs_error_pct", s.max_abs_error_pct}};
+  j["unsupported"] = nlohmann::json::array();
+  for (const UnsupportedRun& u : unsupported) {
+    j["unsupported"].push_back({{"id", u.id}, {"source", u.source}, {"reason", u.reason}});
+  }
+  j["groups"] = nlohmann::json::object();
+  for (const GroupError& g : group_errors(rows, by)) j["groups"][g.key] = summary_json(g.summary);
+  j["group_by"] = by;
+  j["sweeps"] = nlohmann::json::array();
+  for (const SweepRank& w : sweep_ranks(rows)) {
+    j["sweeps"].push_back({{"sweep", w.sweep}, {"rows", w.rows}, {"spearman", number_or_null(w.spearman)}});
+  }
+  return j;
+}
+
+void print_text(const std::vector<ValidationRow>& rows, const ErrorSummary& s,
+                const std::vector<UnsupportedRun>& unsupported, const std::string& by,
+                const std::string& title) {
+  TextTable t({"run", "metric", "measured", "predicted", "error", "fits", "filled"});
+  for (const ValidationRow& r : rows) {
+    t.add_row({r.id, r.measured.metric, fmt(r.measured.value, r.measured.value < 10 ? 3 : 1),
+               fmt(r.predicted_value, r.predicted_value < 10 ? 3 : 1), fmt(r.error_pct, 1) + "%",
+               r.fits ? "yes" : "NO", r.filled});
+  }
+  std::cout << title << "\n\n" << t.str() << '\n';
+  TextTable g({by, "rows", "mean |error|", "max |error|"});
+  for (const GroupError& e : group_errors(rows, by)) {
+    g.add_row({e.key, std::to_string(e.summary.rows), fmt(e.summary.mean_abs_error_pct, 2) + "%",
+               fmt(e.summary.max_abs_error_pct, 2) + "%"});
+  }
+  std::cout << g.str() << '\n';
+  const auto sweeps = sweep_ranks(rows);
+  if (!sweeps.empty()) {
+    TextTable w({"sweep", "rows", "Spearman"});
+    for (const SweepRank& x : sweeps) {
+      w.add_row({x.sweep, std::to_string(x.rows), std::isfinite(x.spearman) ? fmt(x.spearman, 2) : "n/a"});
+    }
+    std::cout << "Ranking of the plans of one job (Spearman, predicted vs measured throughput)\n"
+              << w.str() << '\n';
+  }
+  if (!unsupported.empty()) {
+    std::cout << "Not predicted (the cost model cannot express them yet, or their metric cannot "
+                 "be converted):\n";
+    for (const UnsupportedRun& x : unsupported) std::cout << "  " << x.id << ": " << x.reason << '\n';
+    std::cout << '\n';
+  }
+  std::cout << "mean |error| " << fmt(s.mean_abs_error_pct, 2) << "%   max |error| "
+            << fmt(s.max_abs_error_pct, 2) << "%   (" << s.rows << " runs; " << unsupported.size()
+            << " not predicted)\n"
+            << "error = predicted / measured throughput - 1. filled: fields the source did not "
+               "publish, set to the fastest the stack could run, and what the reader assumed.\n";
+}
+
+void run_validate(const ValidateArgs& a) {
+  if (!a.cross_validate.empty() && a.cross_validate != "source") {
+    throw InputError("command line", "--cross-validate", "must be \"source\" (got \"" + a.cross_validate + "\")");
+  }
+  if (!a.cross_validate.empty() && !a.profile.empty()) {
+    throw InputError("command line", "--profile", "cannot go with --cross-validate (which fits the profiles)");
+  }
+  const std::string by = a.group_by.empty() ? "source" : a.group_by;
+  group_errors({}, by);  // a bad --group-by fails before any work
+  const Corpus corpus = load_corpus(a.runs, a.exclude);
+  std::vector<ValidationRow> rows;
+  ErrorSummary s;
+  std::string title;
+  if (a.cross_validate.empty()) {
+    std::optional<EfficiencyProfile> prof;
+    if (!a.profile.empty()) prof = load_profile(a.profile);
+    ValidationReport rep = validate_corpus(corpus, prof);
+    if (a.json) {
+      std::cout << report_json(rep.rows, rep.summary, rep.unsupported, by).dump(2) << '\n';
+      return;
+    }
+    title = "Published runs vs prediction, in sample (the committed profiles, fitted on these rows)";
+    print_text(rep.rows, rep.summary, rep.unsupported, by, title);
     return;
   }
-  TextTable t({"run", "convention", "measured", "predicted", "error", "schedule", "fits"});
-  for (const ValidationRow& r : rep.rows) {
-    std::string sched = to_string(r.plan.schedule);
-    if (r.plan.vpp > 1) sched += " vpp=" + std::to_string(r.plan.vpp);
-    if (!r.filled.empty()) sched += " (chosen)";
-    t.add_row({r.id, r.convention, fmt(r.measured_tflops_per_gpu, 1),
-               fmt(r.predicted_tflops_per_gpu, 1), fmt(r.error_pct, 1) + "%", sched,
-               r.fits ? "yes" : "NO"});
+  TopologyCache topos;
+  const CrossValidation cv = cross_validate_by_source(corpus, topos);
+  std::vector<UnsupportedRun> missing = corpus.unsupported;
+  missing.insert(missing.end(), cv.unpredicted.begin(), cv.unpredicted.end());
+  if (a.json) {
+    nlohmann::json j = report_json(cv.rows, cv.summary, missing, by);
+    j["cross_validate"] = "source";
+    j["folds"] = cv.folds;
+    std::cout << j.dump(2) << '\n';
+    return;
   }
-  std::cout << "Published runs vs prediction (TFLOP/s per GPU in each row's convention)\n\n"
-            << t.str() << "\nmean |error| " << fmt(rep.mean_abs_error_pct, 2) << "%   max |error| "
-            << fmt(rep.max_abs_error_pct, 2) << "%   (" << rep.rows.size() << " runs)\n"
-            << "(chosen) = the source did not publish the schedule; the fastest Megatron-LM could "
-               "run was used.\n";
+  title = "Published runs vs prediction, out of sample: each source predicted by profiles fitted "
+          "on the other sources (parallax fit's procedure)";
+  print_text(cv.rows, cv.summary, missing, by, title);
+  std::cout << "\nFolds:\n";
+  for (const std::string& f : cv.folds) std::cout << "  " << f << '\n';
 }
 
 }  // namespace
@@ -85,9 +155,13 @@ void add_validate_command(CLI::App& app) {
   auto args = std::make_shared<ValidateArgs>();
   CLI::App* sub = app.add_subcommand("validate", "reproduce published training runs");
   sub->add_option("--runs", args->runs,
-                  "published-runs JSON file (default: validation/published_runs.json)");
+                  "corpus directories or files (default: the project's validation/runs)");
+  sub->add_option("--exclude-source", args->exclude, "leave this source out; repeatable");
   sub->add_option("--profile", args->profile,
                   "efficiency profile for every row (default: each cluster's)");
+  sub->add_option("--cross-validate", args->cross_validate,
+                  "\"source\": leave one source out, fit on the others, predict it");
+  sub->add_option("--group-by", args->group_by, "source (default), stack, gpu or dtype");
   sub->add_flag("--json", args->json, "print JSON");
   sub->callback([args] { run_validate(*args); });
 }

@@ -10,6 +10,7 @@ namespace parallax::cli {
 void add_presets_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
+void add_fit_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_capacity_command(CLI::App& app);
 void add_export_command(CLI::App& app);

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   parallax::cli::add_presets_command(app);
   parallax::cli::add_predict_command(app);
   parallax::cli::add_validate_command(app);
+  parallax::cli::add_fit_command(app);
   parallax::cli::add_plan_command(app);
   parallax::cli::add_capacity_command(app);
   parallax::cli::add_export_command(app);

@@ -207,6 +207,12 @@ EfficiencyProfile read_profile(JsonObjectReader& r) {
     }
     p.gemm_efficiency_by_min_dim.emplace_back(dim, eff);
   }
+  if (r.has("gemm_efficiency_curve")) {
+    JsonObjectReader c = r.object("gemm_efficiency_curve");
+    p.gemm_curve_e_max = c.get_number("e_max", 0.01, 1);
+    p.gemm_curve_d_half = c.get_number("d_half", 0, 1e6);
+    c.finish();
+  }
   p.memory_bound_efficiency = r.get_number("memory_bound_efficiency", 0.01, 1);
   {
     JsonObjectReader o = r.object("overlap");
@@ -261,6 +267,9 @@ nlohmann::json to_json(const EfficiencyProfile& p) {
   j["gemm_efficiency_by_min_dim"] = nlohmann::json::array();
   for (const auto& [dim, eff] : p.gemm_efficiency_by_min_dim) {
     j["gemm_efficiency_by_min_dim"].push_back({dim, eff});
+  }
+  if (p.gemm_curve_e_max > 0) {
+    j["gemm_efficiency_curve"] = {{"e_max", p.gemm_curve_e_max}, {"d_half", p.gemm_curve_d_half}};
   }
   j["memory_bound_efficiency"] = p.memory_bound_efficiency;
   j["overlap"] = {{"tp", p.tp_overlap}, {"pp", p.pp_overlap}, {"dp", p.dp_overlap}};

@@ -209,15 +209,54 @@ TEST_CASE("a failed --out leaves no file behind") {
   CHECK_FALSE(std::filesystem::exists("/nonexistent-dir/plan.json"));
 }
 
-TEST_CASE("validate --json reports every row and the error summary") {
-  const Result r = run(std::string("validate --json --runs ") + PARALLAX_SOURCE_DIR +
-                       "/validation/published_runs.json");
+TEST_CASE("validate --json reports every row, the error summary, groups, sweeps and unsupported rows") {
+  const Result r = run(std::string("validate --json --group-by gpu --runs ") + PARALLAX_SOURCE_DIR +
+                       "/validation/runs");
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
-  CHECK(j["rows"].size() == 21);
+  CHECK(j["rows"].size() >= 21);
   CHECK(j.contains("mean_abs_error_pct"));
   CHECK(j.contains("max_abs_error_pct"));
   CHECK(j["rows"][0].contains("error_pct"));
+  CHECK(j["group_by"] == "gpu");
+  CHECK(j["groups"].contains("a100-80gb"));
+  CHECK(j["groups"].contains("h100-sxm"));
+  CHECK_FALSE(j["sweeps"].empty());
+  // Context-parallel rows are listed, not predicted (the cost model has no cp yet).
+  bool cp = false;
+  for (const auto& u : j["unsupported"]) {
+    cp = cp || u["reason"].get<std::string>().find("context parallelism") != std::string::npos;
+  }
+  CHECK(cp);
+}
+
+TEST_CASE("validate --cross-validate source predicts each source by a fit without it") {
+  const std::string dir = std::string(PARALLAX_SOURCE_DIR) + "/validation/runs/";
+  const Result r = run("validate --cross-validate source --json --runs " + dir + "narayanan2021.json " +
+                       dir + "mtnlg2022.json " + dir + "megatron2019.json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["cross_validate"] == "source");
+  CHECK(j["rows"].size() == 19);  // megatron2019 is the only V100 source: nothing to fit it on
+  CHECK(j["unsupported"].size() == 2);
+  CHECK(j["groups"].contains("narayanan2021"));
+  CHECK(j["groups"].contains("mtnlg2022"));
+  CHECK(j["folds"].size() == 3);
+}
+
+TEST_CASE("fit --exclude-source fits on the other sources and records the rows it used") {
+  const std::string dir = std::string(PARALLAX_SOURCE_DIR) + "/validation/runs/";
+  const auto out = std::filesystem::temp_directory_path() / "parallax_test_fit.json";
+  std::filesystem::remove(out);
+  const Result r = run("fit --profile a100-megatron --date 2026-01-02 --exclude-source narayanan2021 --runs " +
+                       dir + "narayanan2021.json " + dir + "mtnlg2022.json --out " + out.string());
+  REQUIRE(r.code == 0);
+  const auto p = nlohmann::json::parse(std::ifstream(out));
+  const auto used = p["provenance"]["source_runs"];
+  REQUIRE(used.size() == 3);
+  for (const auto& id : used) CHECK(id.get<std::string>().rfind("mtnlg2022-", 0) == 0);
+  CHECK(p["provenance"]["date"] == "2026-01-02");
+  CHECK(p["provenance"]["tool"] == "parallax fit");
 }
 
 TEST_CASE("presets list and show") {

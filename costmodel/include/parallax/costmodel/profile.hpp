@@ -87,6 +87,10 @@ struct EfficiencyProfile {
   // Fraction of the dtype's dense peak a GEMM reaches, keyed by its smallest dimension
   // min(M, N, K); interpolated linearly in log2(dim), clamped at the ends. Sorted by dim.
   std::vector<std::pair<double, double>> gemm_efficiency_by_min_dim;
+  // The curve the table was drawn from when a fit made it (parallax fit): e_max * d / (d + d_half).
+  // Documentation and the fit's starting shape; the cost model reads the table. 0 = none.
+  double gemm_curve_e_max = 0;
+  double gemm_curve_d_half = 0;
   // Fraction of HBM bandwidth reached by memory-bound (element-wise, norm, softmax) kernels.
   double memory_bound_efficiency = 0.8;
   // Fraction of each communication class hidden behind compute (0 = fully exposed).

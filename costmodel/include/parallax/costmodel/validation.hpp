@@ -1,68 +1,83 @@
 #pragma once
-// Reproduces published training runs (validation/published_runs.json): predicts each row with the
-// default profile of its cluster and compares in the convention the row's source used.
+// Predicts the runs of the validation corpus (corpus.hpp) and compares each with what its source
+// measured, in the source's own metric. Where a row leaves a plan field unpublished, the prediction
+// uses the fastest setting the stack could run (that fits, when one does) and says which.
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "parallax/core/cluster_spec.hpp"
 #include "parallax/core/job_spec.hpp"
 #include "parallax/core/model_spec.hpp"
 #include "parallax/core/plan_spec.hpp"
+#include "parallax/costmodel/corpus.hpp"
 #include "parallax/costmodel/predict.hpp"
 #include "parallax/costmodel/profile.hpp"
+#include "parallax/topologies/topology.hpp"
 
 namespace parallax {
 
-// One published run, read strictly: the inputs to predict it and what was measured.
-struct PublishedRun {
-  std::string id;
-  ModelSpec model;
-  ClusterSpec cluster;
-  JobSpec job;
-  PlanSpec plan;  // schedule 1f1b, vpp 1 where the source left it unpublished
-  int64_t gpus = 0;
-  std::string schedule_text;  // as published ("unpublished: ...", "none", "1f1b", ...)
-  std::string convention;
-  double measured_tflops_per_gpu = 0;
-  double measured_iteration_time_s = 0;
+// One cluster graph per (cluster, node count): predictions of many rows and profiles share its
+// memoised plan analyses.
+class TopologyCache {
+ public:
+  const Topology& get(const ClusterSpec& c);
+
+ private:
+  std::map<std::string, std::unique_ptr<Topology>> graphs_;
 };
 
-std::vector<PublishedRun> read_published_runs(const nlohmann::json& runs, const std::string& source);
-
-// The plans Megatron-LM could have run for a row: the published schedule, or where it is
-// unpublished, 1F1B and interleaved 1F1B with every vpp dividing the stage's layers.
-std::vector<PlanSpec> schedule_candidates(const PublishedRun& run);
+// The plans a row could have run: the published fields as published, each unpublished one
+// (micro-batch, recompute, sequence parallelism, vpp) over what the stack could run.
+std::vector<PlanSpec> plan_candidates(const PublishedRun& run);
 
 struct ValidationRow {
-  std::string id;
-  std::string convention;  // "megatron_hw" or "model_mfu"
-  std::string framework;
-  double measured_tflops_per_gpu = 0;
-  double predicted_tflops_per_gpu = 0;
-  double measured_iteration_time_s = 0;  // 0 when the source gives none
+  std::string id, source, group, stack, gpu, dtype, sweep;
+  Measurement measured;
+  double predicted_value = 0;  // in the measured metric
+  double measured_iteration_time_s = 0;
   double predicted_iteration_time_s = 0;
-  double error_pct = 0;  // (predicted - measured) / measured, in the row's convention
-  PlanSpec plan;          // the plan predicted, with unpublished fields filled in
-  std::string filled;     // which unpublished fields were chosen, and how
+  // Predicted throughput against measured, in percent: measured time / predicted time - 1 (the
+  // same for every throughput metric of the row; for an iteration time, its throughput).
+  double error_pct = 0;
+  PlanSpec plan;       // the plan predicted, unpublished fields filled
+  std::string filled;  // which unpublished fields were chosen, and what the reader assumed
   bool fits = false;
-  // The resolved inputs the prediction used, so the simulator can arrange the same costs.
   ModelSpec model;
   ClusterSpec cluster;
   JobSpec job;
   EfficiencyProfile profile;
 };
 
-struct ValidationReport {
-  std::vector<ValidationRow> rows;
+// The row's prediction with this plan (no choosing): the fit's inner loop.
+ValidationRow predict_run(const PublishedRun& run, const PlanSpec& plan,
+                          const EfficiencyProfile& prof, TopologyCache& topos);
+// plan_candidates that pass the plan rules (throws InputError when none does).
+std::vector<PlanSpec> valid_candidates(const PublishedRun& run);
+// The fastest of the candidates (fitting ones first) under prof, without the fill description.
+ValidationRow best_candidate(const PublishedRun& run, const std::vector<PlanSpec>& candidates,
+                             const EfficiencyProfile& prof, TopologyCache& topos);
+// The fastest candidate plan (fitting ones first) under prof.
+ValidationRow validate_run(const PublishedRun& run, const EfficiencyProfile& prof,
+                           TopologyCache& topos);
+
+struct ErrorSummary {
+  size_t rows = 0;
   double mean_abs_error_pct = 0;
   double max_abs_error_pct = 0;
 };
+ErrorSummary summarize(const std::vector<ValidationRow>& rows);
 
-// profile_override: when set, used for every row instead of each cluster's default profile.
-ValidationReport validate_runs(const nlohmann::json& runs, const std::string& source,
-                               const std::optional<EfficiencyProfile>& profile_override);
+struct ValidationReport {
+  std::vector<ValidationRow> rows;
+  std::vector<UnsupportedRun> unsupported;
+  ErrorSummary summary;
+};
+
+// Every supported row with its cluster's profile, or profile_override for all of them.
+ValidationReport validate_corpus(const Corpus& corpus,
+                                 const std::optional<EfficiencyProfile>& profile_override);
 
 }  // namespace parallax

@@ -1,0 +1,94 @@
+// parallax fit: a GPU profile's efficiency parameters fitted to the validation corpus.
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include "commands.hpp"
+#include "corpus_path.hpp"
+#include "parallax/core/atomic_file.hpp"
+#include "parallax/core/error.hpp"
+#include "parallax/costmodel/profile_fit.hpp"
+#include "text_table.hpp"
+
+namespace parallax::cli {
+namespace {
+
+struct FitArgs {
+  std::vector<std::string> runs;
+  std::vector<std::string> exclude;
+  std::string profile;
+  std::string out;
+  std::string date;
+};
+
+std::string utc_today() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+// Every stack of the corpus, so that the profile predicts every row (files' stacks, not rows').
+std::vector<std::string> corpus_stacks(const Corpus& c) {
+  std::set<std::string> s;
+  for (const PublishedRun& r : c.runs) s.insert(r.stack);
+  return {s.begin(), s.end()};
+}
+
+void run_fit(const FitArgs& a) {
+  const bool date_ok = a.date.size() == 10 && std::all_of(a.date.begin(), a.date.end(), [](char ch) {
+    return ch == '-' || (ch >= '0' && ch <= '9');
+  }) && a.date[4] == '-' && a.date[7] == '-';
+  if (!a.date.empty() && !date_ok) {
+    throw InputError("command line", "--date", "must be YYYY-MM-DD (got \"" + a.date + "\")");
+  }
+  const Corpus corpus = load_corpus(a.runs, a.exclude);
+  const EfficiencyProfile base = load_profile(a.profile);
+  TopologyCache topos;
+  const ProfileFit fit = fit_profile(corpus.runs, base, corpus_stacks(corpus),
+                                     a.date.empty() ? utc_today() : a.date, topos);
+  if (fit.rows_used.empty()) {
+    throw InputError("command line", "--profile",
+                     "no supported row of the corpus is predicted with profile " + base.name);
+  }
+  write_file_atomic(a.out, to_json(fit.profile).dump(2) + "\n");
+  const EfficiencyProfile& p = fit.profile;
+  std::cout << "profile " << p.name << ": " << fit.rows_used.size() << " rows; curve fitted: "
+            << fit.curve_fitted << "\n  e_max " << p.gemm_curve_e_max << "  d_half "
+            << p.gemm_curve_d_half << "  memory-bound " << p.memory_bound_efficiency << "\n";
+  TextTable t({"stack", "scale", "rows"});
+  for (const auto& [k, s] : p.frameworks) {
+    const auto it = fit.stacks.find(k);
+    t.add_row({k, fmt(s.compute_efficiency_scale, 3),
+               it == fit.stacks.end() ? "prior (< 3 rows)" : std::to_string(it->second.rows)});
+  }
+  std::cout << t.str() << "in-sample mean |error| " << fmt(fit.in_sample.mean_abs_error_pct, 2)
+            << "%   max " << fmt(fit.in_sample.max_abs_error_pct, 2) << "%\nwrote " << a.out
+            << '\n';
+}
+
+}  // namespace
+
+void add_fit_command(CLI::App& app) {
+  auto args = std::make_shared<FitArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "fit", "fit a GPU profile's efficiency parameters to the validation corpus");
+  sub->add_option("--runs", args->runs,
+                  "corpus directories or files (default: the project's validation/runs)");
+  sub->add_option("--exclude-source", args->exclude,
+                  "leave this source (or source group) out of the fit; repeatable");
+  sub->add_option("--profile", args->profile,
+                  "the profile to fit (preset name or file): its rows are those of clusters "
+                  "using it; overlap and memory reserve are kept")
+      ->required();
+  sub->add_option("--out", args->out, "where to write the fitted profile")->required();
+  sub->add_option("--date", args->date, "provenance date, YYYY-MM-DD (default: today, UTC)");
+  sub->callback([args] { run_fit(*args); });
+}
+
+}  // namespace parallax::cli

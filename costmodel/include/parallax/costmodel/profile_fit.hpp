@@ -1,0 +1,51 @@
+#pragma once
+// Fits a GPU profile's efficiency parameters to published runs (parallax fit): never per-row
+// constants. On the rows predicted with this profile (their cluster's profile is base.name):
+//   1. the GEMM curve e_max * d / (d + d_half) in the GEMM's smallest dimension d and the
+//      memory-bound efficiency, on the rows of the reference stack (megatron-lm, scale 1 by
+//      definition): all three with >= kMinRowsForShape rows, e_max alone (shape from the base)
+//      with fewer, nothing (the base's curve) with none;
+//   2. one throughput scale per other stack with >= kMinRowsForScale rows, the curve fixed (with
+//      fewer, the prior 1.0: a scale fitted on one or two rows would be a per-row constant).
+// Objective: mean |error| of predicted vs measured throughput. Deterministic coordinate descent on
+// fixed grids (e_max in steps of 0.005, d_half from a list, memory efficiency in steps of 0.05,
+// scales 0.2-2 in steps of 0.005), from a fixed start, so the result does not depend on the base's
+// fitted values. Unpublished plan fields are chosen (fastest) under the profile being fitted,
+// re-chosen after each round until they stop changing.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "parallax/costmodel/corpus.hpp"
+#include "parallax/costmodel/profile.hpp"
+#include "parallax/costmodel/validation.hpp"
+
+namespace parallax {
+
+inline constexpr size_t kMinRowsForShape = 8;
+inline constexpr size_t kMinRowsForScale = 3;
+inline constexpr const char* kReferenceStack = "megatron-lm";
+
+struct StackFit {
+  double scale = 1;
+  size_t rows = 0;  // 0: not fitted, the prior 1.0
+};
+
+struct ProfileFit {
+  EfficiencyProfile profile;
+  std::vector<std::string> rows_used;
+  std::string curve_fitted;  // "e_max, d_half and memory efficiency", "e_max", or "none"
+  std::map<std::string, StackFit> stacks;
+  ErrorSummary in_sample;
+};
+
+// stacks: every stack the profile must carry an entry for (rows' stacks are added). date: the
+// provenance date written.
+ProfileFit fit_profile(const std::vector<PublishedRun>& runs, const EfficiencyProfile& base,
+                       const std::vector<std::string>& stacks, const std::string& date,
+                       TopologyCache& topos);
+
+// The table the cost model reads, drawn from the curve at d = 32 ... 16384 (4 decimals).
+std::vector<std::pair<double, double>> gemm_table(double e_max, double d_half);
+
+}  // namespace parallax

@@ -1,0 +1,228 @@
+#include "parallax/costmodel/profile_fit.hpp"
+
+#include <cmath>
+#include <functional>
+#include <sstream>
+
+#include "parallax/core/error.hpp"
+
+namespace parallax {
+namespace {
+
+// Grid values as k / 1000 so that they print as written (0.69, not 0.6900000000000001).
+double milli(int k) { return static_cast<double>(k) / 1000.0; }
+
+struct Curve {
+  int e_max_milli = 600;
+  double d_half = 48;
+  int mem_milli = 750;
+};
+
+void apply(EfficiencyProfile& p, const Curve& c) {
+  p.gemm_curve_e_max = milli(c.e_max_milli);
+  p.gemm_curve_d_half = c.d_half;
+  p.gemm_efficiency_by_min_dim = gemm_table(p.gemm_curve_e_max, c.d_half);
+  p.memory_bound_efficiency = milli(c.mem_milli);
+}
+
+// A row and the plans its unpublished fields allow: every evaluation predicts the fastest of them
+// under the profile being evaluated, as validate does.
+struct Row {
+  const PublishedRun* run;
+  std::vector<PlanSpec> plans;
+};
+
+double mean_abs_error(const std::vector<Row>& rows, const EfficiencyProfile& p, TopologyCache& t) {
+  double sum = 0;
+  for (const Row& r : rows) sum += std::fabs(best_candidate(*r.run, r.plans, p, t).error_pct);
+  return rows.empty() ? 0 : sum / static_cast<double>(rows.size());
+}
+
+// The best of `values` (first on ties) for one parameter set through `set`.
+template <typename T>
+T scan(const std::vector<T>& values, const std::function<double(T)>& cost) {
+  T best = values.front();
+  double best_cost = cost(best);
+  for (size_t i = 1; i < values.size(); ++i) {
+    const double c = cost(values[i]);
+    if (c < best_cost) {
+      best_cost = c;
+      best = values[i];
+    }
+  }
+  return best;
+}
+
+// Coarse steps of 50 (thousandths) between lo and hi, then steps of 5 around the best.
+int coarse_fine(int lo, int hi, const std::function<double(int)>& cost) {
+  std::vector<int> coarse;
+  for (int k = lo; k <= hi; k += 50) coarse.push_back(k);
+  const int c = scan<int>(coarse, cost);
+  std::vector<int> fine;
+  for (int k = std::max(lo, c - 50); k <= std::min(hi, c + 50); k += 5) fine.push_back(k);
+  return scan<int>(fine, cost);
+}
+
+// e_max alone, or with the memory efficiency (they trade off too): e_max's best (coarse, then
+// fine steps) at every memory step, and the best pair.
+Curve fit_emax_mem(const std::function<double(const Curve&)>& cost, Curve c, bool mem) {
+  auto best_emax = [&](Curve x) {
+    x.e_max_milli = coarse_fine(200, 950, [&](int k) { Curve y = x; y.e_max_milli = k; return cost(y); });
+    return x;
+  };
+  if (!mem) return best_emax(c);
+  Curve best = c;
+  double best_cost = 0;
+  for (int m = 400; m <= 950; m += 50) {
+    Curve x = c;
+    x.mem_milli = m;
+    x = best_emax(x);
+    const double e = cost(x);
+    if (m == 400 || e < best_cost) {
+      best_cost = e;
+      best = x;
+    }
+  }
+  return best;
+}
+
+// With the shape free, every d_half of the list is tried with its own best e_max and memory
+// efficiency: e_max and d_half trade off along a valley that a descent one coordinate at a time
+// stops in.
+Curve fit_curve(const std::vector<Row>& rows, EfficiencyProfile p, Curve c, bool shape,
+                TopologyCache& t) {
+  const std::function<double(const Curve&)> cost = [&](const Curve& x) {
+    apply(p, x);
+    return mean_abs_error(rows, p, t);
+  };
+  if (!shape) return fit_emax_mem(cost, c, false);
+  Curve best;
+  double best_cost = 0;
+  bool first = true;
+  for (double d : {8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256}) {
+    Curve x = c;
+    x.d_half = d;
+    x = fit_emax_mem(cost, x, true);
+    const double e = cost(x);
+    if (first || e < best_cost) {
+      best = x;
+      best_cost = e;
+      first = false;
+    }
+  }
+  return best;
+}
+
+std::string format_pct(double x) {
+  std::ostringstream o;
+  o.setf(std::ios::fixed);
+  o.precision(2);
+  o << x << "%";
+  return o.str();
+}
+
+}  // namespace
+
+std::vector<std::pair<double, double>> gemm_table(double e_max, double d_half) {
+  std::vector<std::pair<double, double>> t;
+  for (double d = 32; d <= 16384; d *= 2) {
+    t.emplace_back(d, std::round(e_max * d / (d + d_half) * 1e4) / 1e4);
+  }
+  return t;
+}
+
+ProfileFit fit_profile(const std::vector<PublishedRun>& runs, const EfficiencyProfile& base,
+                       const std::vector<std::string>& stacks, const std::string& date,
+                       TopologyCache& topos) {
+  ProfileFit fit;
+  EfficiencyProfile p = base;
+  for (const std::string& s : stacks) p.frameworks[s].compute_efficiency_scale = 1;
+  std::vector<const PublishedRun*> mine;
+  for (const PublishedRun& r : runs) {
+    if (r.cluster.profile != base.name) continue;
+    mine.push_back(&r);
+    fit.rows_used.push_back(r.id);
+    p.frameworks[r.stack].compute_efficiency_scale = 1;
+  }
+  if (mine.empty()) {
+    fit.curve_fitted = "none";
+    fit.profile = p;
+    return fit;  // nothing to fit on: the caller says so
+  }
+  // The curve's rows: the reference stack's, or with none, every row at scale 1 (the stacks'
+  // scales are then fitted around that curve).
+  size_t ref_rows = 0;
+  for (const PublishedRun* r : mine) ref_rows += r->stack == kReferenceStack;
+  const bool pooled = ref_rows == 0;
+  if (pooled) ref_rows = mine.size();
+  const bool shape = ref_rows >= kMinRowsForShape;
+  fit.curve_fitted = ref_rows == 0 ? "none" : shape ? "e_max, d_half and memory efficiency" : "e_max";
+  if (pooled && ref_rows > 0) fit.curve_fitted += " (no " + std::string(kReferenceStack) + " rows: on every stack's rows at scale 1)";
+  Curve c;  // the fixed start
+  if (!shape) {
+    if (base.gemm_curve_e_max <= 0) {
+      throw InputError("profile " + base.name, "$.gemm_efficiency_curve",
+                       "is needed: fewer than " + std::to_string(kMinRowsForShape) +
+                           " reference rows fit e_max only, on the base's curve shape");
+    }
+    c.e_max_milli = static_cast<int>(std::lround(base.gemm_curve_e_max * 1000));
+    c.d_half = base.gemm_curve_d_half;
+    c.mem_milli = static_cast<int>(std::lround(base.memory_bound_efficiency * 1000));
+  }
+  if (ref_rows > 0 || base.gemm_curve_e_max > 0) apply(p, c);
+  std::vector<Row> ref;
+  std::map<std::string, std::vector<Row>> by_stack;
+  for (const PublishedRun* r : mine) {
+    const Row row{r, valid_candidates(*r)};
+    if (pooled || r->stack == kReferenceStack) ref.push_back(row);
+    if (r->stack != kReferenceStack) by_stack[r->stack].push_back(row);
+  }
+  if (!ref.empty()) {
+    c = fit_curve(ref, p, c, shape, topos);
+    apply(p, c);
+  }
+  for (auto& [stack, rows] : by_stack) {
+    if (rows.size() < kMinRowsForScale) continue;  // a scale on one or two rows is per-row
+    EfficiencyProfile q = p;
+    const int k = coarse_fine(200, 2000, [&](int m) {
+      q.frameworks[stack].compute_efficiency_scale = milli(m);
+      return mean_abs_error(rows, q, topos);
+    });
+    p.frameworks[stack].compute_efficiency_scale = milli(k);
+    fit.stacks[stack] = {milli(k), rows.size()};
+  }
+  if (!pooled && !ref.empty()) fit.stacks[kReferenceStack] = {1, ref.size()};
+  std::vector<ValidationRow> rows;
+  for (const PublishedRun* r : mine) rows.push_back(validate_run(*r, p, topos));
+  fit.in_sample = summarize(rows);
+  std::ostringstream src;
+  src << "Fitted by `parallax fit` to " << mine.size()
+      << " rows of the validation corpus predicted with this profile (provenance.source_runs), "
+         "never per row: GEMM efficiency e_max * d / (d + d_half) in the GEMM's smallest dimension "
+         "d, e_max "
+      << p.gemm_curve_e_max << ", d_half " << p.gemm_curve_d_half << ", memory-bound kernels "
+      << p.memory_bound_efficiency << " of HBM bandwidth (fitted: " << fit.curve_fitted << ", on "
+      << ref_rows << " rows; the rest from the base profile). Stack scales:";
+  for (const auto& [k, s] : p.frameworks) {
+    const auto it = fit.stacks.find(k);
+    src << " " << k << " " << s.compute_efficiency_scale
+        << (it == fit.stacks.end() ? " (fewer than 3 rows: not fitted)"
+            : k == kReferenceStack ? " (reference)"
+                                   : " (" + std::to_string(it->second.rows) + " rows)")
+        << ";";
+  }
+  src << " overlap and memory reserve kept from the base profile. In-sample mean |error| "
+      << format_pct(fit.in_sample.mean_abs_error_pct) << ", max "
+      << format_pct(fit.in_sample.max_abs_error_pct)
+      << "; out-of-sample figures: parallax validate --cross-validate source.";
+  p.source = src.str();
+  p.provenance.machine = "none (fit to published measurements)";
+  p.provenance.backend = "cost model";
+  p.provenance.date = date;
+  p.provenance.tool = "parallax fit";
+  p.provenance.source_runs = fit.rows_used;
+  fit.profile = p;
+  return fit;
+}
+
+}  // namespace parallax

@@ -71,13 +71,21 @@ nlohmann::json report_json(const std::vector<ValidationRow>& rows, const ErrorSu
 void print_text(const std::vector<ValidationRow>& rows, const ErrorSummary& s,
                 const std::vector<UnsupportedRun>& unsupported, const std::string& by,
                 const std::string& title) {
-  TextTable t({"run", "metric", "measured", "predicted", "error", "fits", "filled"});
+  TextTable t({"run", "metric", "measured", "predicted", "error", "fits"});
+  std::string filled;
   for (const ValidationRow& r : rows) {
-    t.add_row({r.id, r.measured.metric, fmt(r.measured.value, r.measured.value < 10 ? 3 : 1),
+    t.add_row({r.id + (r.filled.empty() ? "" : " *"), r.measured.metric,
+               fmt(r.measured.value, r.measured.value < 10 ? 3 : 1),
                fmt(r.predicted_value, r.predicted_value < 10 ? 3 : 1), fmt(r.error_pct, 1) + "%",
-               r.fits ? "yes" : "NO", r.filled});
+               r.fits ? "yes" : "NO"});
+    if (!r.filled.empty()) filled += "  " + r.id + ": " + r.filled + "\n";
   }
   std::cout << title << "\n\n" << t.str() << '\n';
+  if (!filled.empty()) {
+    std::cout << "* what the source left open: the fastest setting the stack could run for an "
+                 "unpublished plan field, and what the reader assumed\n"
+              << filled << '\n';
+  }
   TextTable g({by, "rows", "mean |error|", "max |error|"});
   for (const GroupError& e : group_errors(rows, by)) {
     g.add_row({e.key, std::to_string(e.summary.rows), fmt(e.summary.mean_abs_error_pct, 2) + "%",
@@ -102,8 +110,8 @@ void print_text(const std::vector<ValidationRow>& rows, const ErrorSummary& s,
   std::cout << "mean |error| " << fmt(s.mean_abs_error_pct, 2) << "%   max |error| "
             << fmt(s.max_abs_error_pct, 2) << "%   (" << s.rows << " runs; " << unsupported.size()
             << " not predicted)\n"
-            << "error = predicted / measured throughput - 1. filled: fields the source did not "
-               "publish, set to the fastest the stack could run, and what the reader assumed.\n";
+            << "error = predicted / measured throughput - 1 (for an iteration time: of its "
+               "throughput). fits NO: the memory model says the published plan does not fit.\n";
 }
 
 void run_validate(const ValidateArgs& a) {

@@ -121,6 +121,33 @@ std::string format_pct(double x) {
   return o.str();
 }
 
+// The profile's `source`: what was fitted on which rows, and the in-sample error.
+std::string fit_account(const ProfileFit& fit, const EfficiencyProfile& p, size_t ref_rows,
+                        bool shape) {
+  std::ostringstream src;
+  src << "Fitted by `parallax fit` to " << fit.rows_used.size()
+      << " rows of the validation corpus predicted with this profile (provenance.source_runs), "
+         "never per row: GEMM efficiency e_max * d / (d + d_half) in the GEMM's smallest dimension "
+         "d, e_max "
+      << p.gemm_curve_e_max << ", d_half " << p.gemm_curve_d_half << ", memory-bound kernels "
+      << p.memory_bound_efficiency << " of HBM bandwidth (fitted: " << fit.curve_fitted << ", on "
+      << ref_rows << " rows" << (shape ? "" : "; the rest of the curve from the base profile")
+      << "). Stack scales:";
+  for (const auto& [k, s] : p.frameworks) {
+    const auto it = fit.stacks.find(k);
+    src << " " << k << " " << s.compute_efficiency_scale
+        << (it == fit.stacks.end() ? " (fewer than 3 rows: not fitted)"
+            : k == kReferenceStack ? " (reference)"
+                                   : " (" + std::to_string(it->second.rows) + " rows)")
+        << ";";
+  }
+  src << " overlap and memory reserve kept from the base profile. In-sample mean |error| "
+      << format_pct(fit.in_sample.mean_abs_error_pct) << ", max "
+      << format_pct(fit.in_sample.max_abs_error_pct)
+      << "; out-of-sample figures: parallax validate --cross-validate source.";
+  return src.str();
+}
+
 }  // namespace
 
 std::vector<std::pair<double, double>> gemm_table(double e_max, double d_half) {
@@ -195,27 +222,7 @@ ProfileFit fit_profile(const std::vector<PublishedRun>& runs, const EfficiencyPr
   std::vector<ValidationRow> rows;
   for (const PublishedRun* r : mine) rows.push_back(validate_run(*r, p, topos));
   fit.in_sample = summarize(rows);
-  std::ostringstream src;
-  src << "Fitted by `parallax fit` to " << mine.size()
-      << " rows of the validation corpus predicted with this profile (provenance.source_runs), "
-         "never per row: GEMM efficiency e_max * d / (d + d_half) in the GEMM's smallest dimension "
-         "d, e_max "
-      << p.gemm_curve_e_max << ", d_half " << p.gemm_curve_d_half << ", memory-bound kernels "
-      << p.memory_bound_efficiency << " of HBM bandwidth (fitted: " << fit.curve_fitted << ", on "
-      << ref_rows << " rows; the rest from the base profile). Stack scales:";
-  for (const auto& [k, s] : p.frameworks) {
-    const auto it = fit.stacks.find(k);
-    src << " " << k << " " << s.compute_efficiency_scale
-        << (it == fit.stacks.end() ? " (fewer than 3 rows: not fitted)"
-            : k == kReferenceStack ? " (reference)"
-                                   : " (" + std::to_string(it->second.rows) + " rows)")
-        << ";";
-  }
-  src << " overlap and memory reserve kept from the base profile. In-sample mean |error| "
-      << format_pct(fit.in_sample.mean_abs_error_pct) << ", max "
-      << format_pct(fit.in_sample.max_abs_error_pct)
-      << "; out-of-sample figures: parallax validate --cross-validate source.";
-  p.source = src.str();
+  p.source = fit_account(fit, p, ref_rows, shape);
   p.provenance.machine = "none (fit to published measurements)";
   p.provenance.backend = "cost model";
   p.provenance.date = date;

@@ -15,6 +15,10 @@
 namespace parallax {
 namespace {
 
+using detail::ConventionFormula;
+using detail::CorpusFile;
+using detail::RowOutcome;
+
 namespace fs = std::filesystem;
 
 const std::initializer_list<const char*> kStacks = {
@@ -114,7 +118,7 @@ Corpus read_corpus(const std::vector<std::string>& paths) {
     out.files.push_back(path);
     out.group_of_source[f.source] = f.group;
     for (size_t i = 0; i < rows.size(); ++i) {
-      RowOutcome row = read_corpus_row(rows[i], f, i);
+      RowOutcome row = detail::read_corpus_row(rows[i], f, i);
       const std::string& id = row.supported ? row.run.id : row.unsupported.id;
       if (!ids.insert(id).second) {
         throw InputError(path, "$.runs[" + std::to_string(i) + "].id",

@@ -6,7 +6,7 @@
 #include "parallax/core/error.hpp"
 #include "parallax/core/spec_json.hpp"
 
-namespace parallax {
+namespace parallax::detail {
 namespace {
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
@@ -188,4 +188,4 @@ void read_row_measured(JsonObjectReader& r, const CorpusFile& f, PublishedRun& r
   run.measured_iteration_time_s = t;
 }
 
-}  // namespace parallax
+}  // namespace parallax::detail

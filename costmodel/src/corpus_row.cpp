@@ -13,7 +13,7 @@
 #include "parallax/core/spec_json.hpp"
 #include "parallax/topologies/cluster_graph.hpp"
 
-namespace parallax {
+namespace parallax::detail {
 
 bool unpublished(const nlohmann::json& v) {
   return v.is_string() && v.get<std::string>().rfind("unpublished", 0) == 0;
@@ -191,4 +191,4 @@ RowOutcome read_corpus_row(const nlohmann::json& row, const CorpusFile& f, size_
   return out;
 }
 
-}  // namespace parallax
+}  // namespace parallax::detail

@@ -1,5 +1,6 @@
 #pragma once
-// One corpus row read against its file's header (private to corpus.cpp and its reader).
+// One corpus row read against its file's header: private to corpus.cpp and its reader
+// (parallax::detail).
 #include <map>
 #include <optional>
 #include <set>
@@ -11,7 +12,7 @@
 #include "parallax/core/json_reader.hpp"
 #include "parallax/costmodel/corpus.hpp"
 
-namespace parallax {
+namespace parallax::detail {
 
 // A convention's machine-readable formula: FLOPs per iteration by name, and for MFU/HFU the peak
 // the source divided by.
@@ -53,4 +54,4 @@ void read_row_measured(JsonObjectReader& r, const CorpusFile& f, PublishedRun& r
 // row the cost model cannot express.
 RowOutcome read_corpus_row(const nlohmann::json& row, const CorpusFile& f, size_t index);
 
-}  // namespace parallax
+}  // namespace parallax::detail

@@ -208,15 +208,17 @@ ProfileFit fit_profile(const std::vector<PublishedRun>& runs, const EfficiencyPr
     c = fit_curve(ref, p, c, shape, topos);
     apply(p, c);
   }
-  for (auto& [stack, rows] : by_stack) {
-    if (rows.size() < kMinRowsForScale) continue;  // a scale on one or two rows is per-row
+  for (const auto& entry : by_stack) {
+    const std::string& stack = entry.first;  // named, not bound: lambdas capture these
+    const std::vector<Row>& stack_rows = entry.second;
+    if (stack_rows.size() < kMinRowsForScale) continue;  // a scale on one or two rows is per-row
     EfficiencyProfile q = p;
     const int k = coarse_fine(200, 2000, [&](int m) {
       q.frameworks[stack].compute_efficiency_scale = milli(m);
-      return mean_abs_error(rows, q, topos);
+      return mean_abs_error(stack_rows, q, topos);
     });
     p.frameworks[stack].compute_efficiency_scale = milli(k);
-    fit.stacks[stack] = {milli(k), rows.size()};
+    fit.stacks[stack] = {milli(k), stack_rows.size()};
   }
   if (!pooled && !ref.empty()) fit.stacks[kReferenceStack] = {1, ref.size()};
   std::vector<ValidationRow> rows;

@@ -14,7 +14,7 @@ struct PresetsArgs {
   std::string name;
 };
 
-const char* const kKinds[] = {"models", "gpus", "clusters", "profiles"};
+const char* const kKinds[] = {"models", "gpus", "clusters", "profiles", "stacks"};
 
 void run_presets(const PresetsArgs& a) {
   if (a.action == "list") {

@@ -14,7 +14,9 @@ std::string inputs_header(const ModelSpec& m, const ClusterSpec& c, int64_t gpus
          "cluster  " + c.name + ": " + std::to_string(gpus) + " of " +
          std::to_string(c.total_gpus()) + " " + c.gpu.name + " GPUs\n" +
          "job      global batch " + std::to_string(j.global_batch) + ", " + to_string(j.dtype) +
-         ", framework " + j.framework + ", profile " + profile + "\n";
+         ", framework " + j.framework +
+         (j.attention == Attention::fused ? " (fused attention)" : "") + ", profile " + profile +
+         "\n";
 }
 
 std::string throughput_table(const Prediction& pr) {

@@ -37,6 +37,14 @@ const char* to_string(ParamBytesConvention c) {
   return "?";
 }
 
+const char* to_string(Attention a) {
+  switch (a) {
+    case Attention::unfused: return "unfused";
+    case Attention::fused: return "fused";
+  }
+  return "?";
+}
+
 int bytes_per_param(ParamBytesConvention c) {
   switch (c) {
     case ParamBytesConvention::b16: return 16;

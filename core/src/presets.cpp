@@ -65,5 +65,14 @@ GpuSpec load_gpu(const std::string& name_or_path) { return load("gpus", name_or_
 ClusterSpec load_cluster(const std::string& name_or_path) {
   return load("clusters", name_or_path, &read_cluster);
 }
+StackSpec load_stack(const std::string& name_or_path) {
+  return load("stacks", name_or_path, &read_stack);
+}
+
+Attention stack_attention(const std::string& stack_name) {
+  const auto names = preset_names("stacks");
+  if (std::find(names.begin(), names.end(), stack_name) == names.end()) return Attention::unfused;
+  return load_stack(stack_name).attention;
+}
 
 }  // namespace parallax

@@ -227,7 +227,7 @@ ClusterSpec read_cluster(JsonObjectReader& r) {
 
 JobSpec read_job(JsonObjectReader& r) {
   expect_keys(r, {"global_batch", "tokens", "dtype", "optimizer", "price_per_gpu_hour_usd",
-                  "bytes_per_param", "framework"});
+                  "bytes_per_param", "framework", "attention"});
   JobSpec j;
   j.global_batch = r.get_int("global_batch", 1, Limits::max_global_batch);
   j.tokens = r.get_number_or("tokens", 0, Limits::max_tokens, 0);
@@ -240,7 +240,21 @@ JobSpec read_job(JsonObjectReader& r) {
     r.fail("bytes_per_param", "must be 16, 18 or 20 (got " + std::to_string(bpp) + ")");
   j.bytes_per_param = enum_from(std::to_string(bpp), kParamBytes);
   j.framework = nonempty_string_or(r, "framework", "megatron-lm");
+  j.attention = r.has("attention")
+                    ? (r.get_enum("attention", {"unfused", "fused"}) == "fused" ? Attention::fused
+                                                                               : Attention::unfused)
+                    : stack_attention(j.framework);
   return j;
+}
+
+StackSpec read_stack(JsonObjectReader& r) {
+  StackSpec s;
+  s.name = r.get_string_or("name", "");
+  s.source = r.get_string_or("source", "");
+  s.attention = r.get_enum("attention", {"unfused", "fused"}) == "fused" ? Attention::fused
+                                                                        : Attention::unfused;
+  r.finish();
+  return s;
 }
 
 PlanSpec read_plan(JsonObjectReader& r) {
@@ -337,7 +351,8 @@ json to_json(const JobSpec& j) {
           {"optimizer", j.optimizer},
           {"price_per_gpu_hour_usd", j.price_per_gpu_hour_usd},
           {"bytes_per_param", bytes_per_param(j.bytes_per_param)},
-          {"framework", j.framework}};
+          {"framework", j.framework},
+          {"attention", to_string(j.attention)}};
 }
 
 json to_json(const PlanSpec& p) {

@@ -4,6 +4,7 @@
 
 #include "corpus_row.hpp"
 #include "parallax/core/error.hpp"
+#include "parallax/core/presets.hpp"
 #include "parallax/core/spec_json.hpp"
 
 namespace parallax::detail {
@@ -105,6 +106,7 @@ void read_row_job(JsonObjectReader& r, PublishedRun& run, std::vector<std::strin
   if (!gb) add_reason(reasons, "global batch unpublished");
   run.job.global_batch = gb.value_or(1);
   run.job.framework = run.stack;
+  run.job.attention = stack_attention(run.stack);
 }
 
 void read_row_plan(JsonObjectReader& p, PublishedRun& run, std::vector<std::string>& reasons) {

@@ -1,6 +1,7 @@
 #include "parallax/costmodel/iteration_costs.hpp"
 
 #include <algorithm>
+#include <string_view>
 #include <optional>
 #include <utility>
 #include <string>
@@ -18,6 +19,9 @@ namespace {
 
 struct Rates {
   double peak_flops_per_s;
+  // Attention's products run in 16 bits even when the job's dtype is fp8 (FP8 recipes cast the
+  // linear layers' GEMMs: Transformer Engine's fp8_autocast, torchao's Float8Linear).
+  double attention_peak_flops_per_s;
   double mem_bytes_per_s;
   double scale;
   const EfficiencyProfile* prof;
@@ -48,17 +52,32 @@ const char* gemm_role(Phase ph) {
 
 // A calibrated class efficiency is the fraction of the op's roofline time; a calibrated GEMM
 // shape replaces the table by smallest dimension; otherwise the fitted tables apply.
+bool is_attention(const Op& op) {
+  const std::string_view c = op.op_class;
+  return c.starts_with("attention") || c.starts_with("flash_attention");
+}
+
+double op_peak(const Op& op, const Rates& r) {
+  return is_attention(op) ? r.attention_peak_flops_per_s : r.peak_flops_per_s;
+}
+
 double cold_op_time(const Op& op, const Rates& r) {
   const EfficiencyProfile& pf = *r.prof;
+  const double peak = op_peak(op, r);
   if (const auto eff = class_efficiency(op, r))
-    return op_roofline_s(op, r.peak_flops_per_s, r.mem_bytes_per_s) / (eff->first * r.scale);
+    return op_roofline_s(op, peak, r.mem_bytes_per_s) / (eff->first * r.scale);
   const double mem_s = op.bytes / (r.mem_bytes_per_s * pf.memory_bound_efficiency * r.scale);
   if (op.kind == OpKind::memory) return mem_s;
+  // Fused attention at the kernel's published efficiency (compute-bound: it moves Q, K, V, O).
+  const bool flash = std::string_view(op.op_class).starts_with("flash_attention");
+  const bool flash_bwd = flash && op.phase != Phase::forward && op.phase != Phase::recompute;
+  const double flash_eff = flash_bwd ? pf.fused_attention_backward : pf.fused_attention_forward;
+  if (flash && flash_eff > 0) return std::max(op.flops / (peak * flash_eff * r.scale), mem_s);
   const GemmShape& g = op.shape;
   if (const GemmShapeEfficiency* e = pf.gemm_shape(gemm_role(op.phase), g.batch, g.m, g.n, g.k))
-    return op.flops / (r.peak_flops_per_s * e->efficiency * r.scale);
+    return op.flops / (peak * e->efficiency * r.scale);
   const double eff = pf.gemm_efficiency(op.shape.min_dim());
-  return std::max(op.flops / (r.peak_flops_per_s * eff * r.scale), mem_s);
+  return std::max(op.flops / (peak * eff * r.scale), mem_s);
 }
 
 // The op's time with its data in the last-level cache, when the profile measured it (else < 0).
@@ -66,13 +85,13 @@ double warm_op_time(const Op& op, const Rates& r) {
   const EfficiencyProfile& pf = *r.prof;
   if (const auto eff = class_efficiency(op, r)) {
     if (eff->second <= 0) return -1;
-    return op_roofline_s(op, r.peak_flops_per_s, r.mem_bytes_per_s) / (eff->second * r.scale);
+    return op_roofline_s(op, op_peak(op, r), r.mem_bytes_per_s) / (eff->second * r.scale);
   }
   if (op.kind != OpKind::gemm) return -1;
   const GemmShape& g = op.shape;
   const GemmShapeEfficiency* e = pf.gemm_shape(gemm_role(op.phase), g.batch, g.m, g.n, g.k);
   if (!e || e->warm_efficiency <= 0) return -1;
-  return op.flops / (r.peak_flops_per_s * e->warm_efficiency * r.scale);
+  return op.flops / (op_peak(op, r) * e->warm_efficiency * r.scale);
 }
 
 // Cold and warm times blended by the fraction of the plan's working set the cache holds.
@@ -183,8 +202,9 @@ Rates rates_for(const GpuSpec& gpu, const JobSpec& j, const EfficiencyProfile& p
     throw InputError("job", "$.job.dtype",
                      std::string("GPU ") + gpu.name + " has no " + to_string(j.dtype) + " math");
   }
-  Rates r{peak, gpu.hbm_bandwidth_bytes_per_s, prof.framework(j.framework).compute_efficiency_scale,
-          &prof, 0, {}};
+  const double attention_peak = j.dtype == Dtype::fp8 ? gpu.peak(Dtype::bf16) : peak;
+  Rates r{peak, attention_peak, gpu.hbm_bandwidth_bytes_per_s,
+          prof.framework(j.framework).compute_efficiency_scale, &prof, 0, {}};
   return r;
 }
 

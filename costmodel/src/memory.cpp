@@ -46,14 +46,15 @@ double stage_params_per_rank(const ModelSpec& m, const PlanSpec& p, int64_t stag
 }
 
 double layer_activation_bytes(const ModelSpec& m, int64_t micro_batch, int64_t tp, bool sp,
-                              Recompute r) {
+                              Recompute r, Attention attention) {
   const double s = static_cast<double>(m.seq_len);
   const double b = static_cast<double>(micro_batch);
   const double h = static_cast<double>(m.hidden);
   const double a = static_cast<double>(m.heads);
   const double t = static_cast<double>(tp);
   const double sbh = s * b * h;
-  const double attn = 5 * a * s / h;  // softmax output, dropout mask and output per head
+  // Unfused: softmax output, dropout mask and output per head; fused: the log-sum-exp per row.
+  const double attn = attention == Attention::fused ? 4 * a / h : 5 * a * s / h;
   switch (r) {
     case Recompute::none:
       return sp ? sbh / t * (34 + attn) : sbh * (10 + 24 / t + attn / t);
@@ -90,9 +91,10 @@ double stage_activation_bytes_per_micro_batch(const ModelSpec& m, const JobSpec&
   const int64_t recomputed =
       p.recompute == Recompute::full && p.recompute_layers > 0 ? p.recompute_layers : layers;
   const double per_layer_kept =
-      layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, p.recompute);
+      layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, p.recompute, j.attention);
   const double per_layer_full =
-      layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, Recompute::none);
+      layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, Recompute::none,
+                             j.attention);
   const double stash = p.recompute == Recompute::full
                            ? static_cast<double>(recomputed) * per_layer_kept +
                                  static_cast<double>(layers - recomputed) * per_layer_full
@@ -106,9 +108,10 @@ std::vector<StageMemory> stage_memory(const ModelSpec& m, const JobSpec& j, cons
   const ShardShape sh = shard_shape(m, j, p);
   const double e_scale = sh.act_bytes / 2;  // Korthikanti's formulas assume 16-bit activations
   const double per_layer_kept =
-      layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, p.recompute);
+      layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, p.recompute, j.attention);
   const double per_layer_full =
-      layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, Recompute::none);
+      layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, Recompute::none,
+                             j.attention);
 
   const double t = static_cast<double>(p.tp);
   const double sbh = static_cast<double>(p.micro_batch * m.seq_len * m.hidden);

@@ -50,6 +50,7 @@ struct LayerDims {
   double b, s, h, a_local, kv_local, d, f_local, t;
   double n_ln;  // elements a norm / residual kernel touches on this rank (÷t with SP)
   double e;     // activation bytes per element
+  bool fused;   // FlashAttention-style attention core
 };
 
 LayerDims dims(const ModelSpec& m, const ShardShape& sh) {
@@ -64,7 +65,26 @@ LayerDims dims(const ModelSpec& m, const ShardShape& sh) {
   L.f_local = static_cast<double>(m.ffn_hidden) / L.t;
   L.n_ln = L.s * L.b * L.h / (sh.sequence_parallel ? L.t : 1.0);
   L.e = sh.act_bytes;
+  L.fused = sh.fused_attention;
   return L;
+}
+
+// Fused (FlashAttention-2, Dao 2023) attention core on this rank, causal. Forward: QK^T and PV
+// over the blocks at or below the diagonal, i.e. half of 2 x (2 b a s^2 d) FLOPs, reading Q, K, V
+// and writing O and the fp32 row log-sum-exp, never an s x s tensor. Backward: the scores again
+// (recomputed from Q and K), then dV, dP, dQ and dK: five such products, 2.5x the forward, reading
+// Q, K, V, O, dO and the log-sum-exp and writing dQ, dK, dV. Costed as batched GEMMs of
+// contraction d (their efficiency is the GEMM curve at the head size).
+void fused_attention_core(std::vector<Op>& fwd, std::vector<Op>& bwd, const LayerDims& L) {
+  const double q = L.b * L.s * L.a_local * L.d, kv = L.b * L.s * L.kv_local * L.d;
+  const double lse = L.b * L.a_local * L.s * 4;
+  const GemmShape g{L.b * L.a_local, L.s, L.s, L.d};
+  add_gemm(fwd, "attn.flash", Phase::forward, g);
+  fwd.back().flops = 2 * L.b * L.a_local * L.s * L.s * L.d;
+  fwd.back().bytes = (2 * q + 2 * kv) * L.e + lse;
+  add_gemm(bwd, "attn.flash.bwd", Phase::backward_data, g);
+  bwd.back().flops = 2.5 * fwd.back().flops;
+  bwd.back().bytes = (4 * q + 4 * kv) * L.e + lse;
 }
 
 // Forward ops of the attention core (scores, softmax, dropout, context), the part selective
@@ -98,8 +118,10 @@ std::vector<Op> layer_forward(const ModelSpec& m, const LayerDims& L, std::vecto
     add_mem(fwd, "rope", Phase::forward, qk * 2 * L.e, 3 * qk);
     add_mem(bwd, "rope.bwd", Phase::backward_data, qk * 2 * L.e, 3 * qk);
   }
-  attention_core_forward(fwd, L, Phase::forward);
-  {
+  if (L.fused) {
+    fused_attention_core(fwd, bwd, L);
+  } else {
+    attention_core_forward(fwd, L, Phase::forward);
     const double probs = L.b * L.a_local * L.s * L.s;
     // Backward of context = P V: dP = dO V^T and dV = P^T dO; of scores = Q K^T: dQ and dK.
     add_gemm(bwd, "attn.context.dgrad_probs", Phase::backward_data, {L.b * L.a_local, L.s, L.s, L.d});
@@ -160,6 +182,7 @@ void add_tp_pair(std::vector<CommOp>& out, const std::string& name, Phase fwd_ph
 const char* op_class_of(const std::string& n) {
   auto starts = [&](const char* p) { return n.rfind(p, 0) == 0; };
   const bool bwd = n.find(".bwd") != std::string::npos || n.find(".dgrad_") != std::string::npos;
+  if (starts("attn.flash")) return bwd ? "flash_attention.bwd" : "flash_attention";
   if (starts("attn.")) return bwd ? "attention.bwd" : "attention";
   if (starts("ln") || starts("final_ln")) return bwd ? "norm.bwd" : "norm";
   if (starts("bias_gelu") || starts("swiglu")) return bwd ? "activation.bwd" : "activation";
@@ -185,6 +208,7 @@ ShardShape shard_shape(const ModelSpec& m, const JobSpec& j, const PlanSpec& p) 
   // fp32/tf32 training keeps fp32 activations; 16- and 8-bit training keeps 16-bit activations.
   s.act_bytes = (j.dtype == Dtype::fp32 || j.dtype == Dtype::tf32) ? 4.0 : 2.0;
   s.padded_vocab = padded_vocab(m.vocab, p.tp);
+  s.fused_attention = j.attention == Attention::fused;
   return s;
 }
 
@@ -199,7 +223,8 @@ std::vector<Op> layer_ops(const ModelSpec& m, const ShardShape& s, Recompute rec
       op.phase = Phase::recompute;
       ops.push_back(op);
     }
-  } else if (recompute == Recompute::selective) {
+  } else if (recompute == Recompute::selective && !L.fused) {
+    // Fused attention stores no s x s tensor: selective recompute has nothing to re-run.
     attention_core_forward(ops, L, Phase::recompute);
   }
   ops.insert(ops.end(), std::make_move_iterator(bwd.begin()), std::make_move_iterator(bwd.end()));

@@ -214,6 +214,14 @@ EfficiencyProfile read_profile(JsonObjectReader& r) {
     c.finish();
   }
   p.memory_bound_efficiency = r.get_number("memory_bound_efficiency", 0.01, 1);
+  if (r.has("fused_attention")) {
+    JsonObjectReader f = r.object("fused_attention");
+    p.fused_attention_forward = f.get_number("forward", 0.01, 1);
+    p.fused_attention_backward = f.get_number("backward", 0.01, 1);
+    p.fused_attention_source = f.get_string("source");
+    if (p.fused_attention_source.empty()) f.fail("source", "must say where the efficiencies come from");
+    f.finish();
+  }
   {
     JsonObjectReader o = r.object("overlap");
     p.tp_overlap = o.get_number("tp", 0, 1);
@@ -272,6 +280,11 @@ nlohmann::json to_json(const EfficiencyProfile& p) {
     j["gemm_efficiency_curve"] = {{"e_max", p.gemm_curve_e_max}, {"d_half", p.gemm_curve_d_half}};
   }
   j["memory_bound_efficiency"] = p.memory_bound_efficiency;
+  if (p.fused_attention_forward > 0) {
+    j["fused_attention"] = {{"forward", p.fused_attention_forward},
+                            {"backward", p.fused_attention_backward},
+                            {"source", p.fused_attention_source}};
+  }
   j["overlap"] = {{"tp", p.tp_overlap}, {"pp", p.pp_overlap}, {"dp", p.dp_overlap}};
   j["memory_reserve_bytes"] = p.memory_reserve_bytes;
   j["frameworks"] = nlohmann::json::object();

@@ -13,6 +13,11 @@ namespace parallax {
 //   b20: fp16 weights 2, fp16 grads 2 + fp32 grad copy 4, fp32 master + m + v 12 (MT-NLG paper)
 enum class ParamBytesConvention { b16, b18, b20 };
 
+// How the stack computes attention's core (scores, softmax, context): unfused materialises the
+// s x s scores and probabilities (Megatron-LM's scale-mask-softmax kernels, Korthikanti et al.
+// 2022); fused tiles them in on-chip memory (FlashAttention, cuDNN fused attention) and stores none.
+enum class Attention { unfused, fused };
+
 struct JobSpec {
   int64_t global_batch = 0;  // sequences per iteration
   double tokens = 0;         // total training tokens; 0 = not given
@@ -22,9 +27,12 @@ struct JobSpec {
   ParamBytesConvention bytes_per_param = ParamBytesConvention::b18;
   // Software stack the run uses; selects that stack's entry in the efficiency profile.
   std::string framework = "megatron-lm";
+  // From the stack's preset (presets/stacks/) unless the job says otherwise.
+  Attention attention = Attention::unfused;
 };
 
 const char* to_string(ParamBytesConvention c);
+const char* to_string(Attention a);
 int bytes_per_param(ParamBytesConvention c);
 
 }  // namespace parallax

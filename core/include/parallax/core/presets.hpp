@@ -11,6 +11,7 @@
 #include "parallax/core/cluster_spec.hpp"
 #include "parallax/core/gpu_spec.hpp"
 #include "parallax/core/model_spec.hpp"
+#include "parallax/core/stack_spec.hpp"
 
 namespace parallax {
 
@@ -31,5 +32,9 @@ nlohmann::json preset_json(const std::string& kind, const std::string& name);
 ModelSpec load_model(const std::string& name_or_path);
 GpuSpec load_gpu(const std::string& name_or_path);
 ClusterSpec load_cluster(const std::string& name_or_path);
+StackSpec load_stack(const std::string& name_or_path);
+// The attention of the stack preset of that name; unfused when no preset has the name (a stack
+// Parallax knows nothing about is not assumed to have fused kernels).
+Attention stack_attention(const std::string& stack_name);
 
 }  // namespace parallax

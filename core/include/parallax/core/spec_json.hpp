@@ -9,6 +9,7 @@
 #include "parallax/core/json_reader.hpp"
 #include "parallax/core/model_spec.hpp"
 #include "parallax/core/plan_spec.hpp"
+#include "parallax/core/stack_spec.hpp"
 
 namespace parallax {
 
@@ -36,6 +37,7 @@ GpuSpec read_gpu(JsonObjectReader& r);
 // the preset registry (presets.hpp).
 ClusterSpec read_cluster(JsonObjectReader& r);
 JobSpec read_job(JsonObjectReader& r);
+StackSpec read_stack(JsonObjectReader& r);
 PlanSpec read_plan(JsonObjectReader& r);
 
 nlohmann::json to_json(const ModelSpec& m);

@@ -29,8 +29,10 @@ double stage_params_per_rank(const ModelSpec& m, const PlanSpec& p, int64_t stag
 // Korthikanti et al. 2022 activation bytes of ONE layer for ONE micro-batch (16-bit activations):
 //   none, no SP:  s b h (10 + 24/t + 5 a s/(h t))      none, SP:  s b h/t (34 + 5 a s/h)
 //   selective:    drop the 5 a s/h term                 full:      2 s b h  (÷ t with SP)
+// Fused attention stores no s x s tensor (probabilities, dropout mask): the 5 a s/h term becomes
+// the fp32 row log-sum-exp, 4 a s b bytes per layer (÷ t), i.e. 4 a/h of s b h.
 double layer_activation_bytes(const ModelSpec& m, int64_t micro_batch, int64_t tp, bool sp,
-                              Recompute r);
+                              Recompute r, Attention attention = Attention::unfused);
 // Activation bytes one micro-batch leaves stashed on a pipeline stage (all its layers, the
 // dtype's activation width) until its backward: the per-micro-batch unit of StageMemory's
 // activations. With vpp chunks each chunk holds 1/vpp of it.

@@ -58,6 +58,7 @@ struct ShardShape {
   bool sequence_parallel = false;
   double act_bytes = 2;  // bytes per activation element (2 for bf16/fp16)
   int64_t padded_vocab = 0;
+  bool fused_attention = false;  // the job's stack tiles attention (FlashAttention)
 };
 
 ShardShape shard_shape(const ModelSpec& m, const JobSpec& j, const PlanSpec& p);

@@ -93,6 +93,12 @@ struct EfficiencyProfile {
   double gemm_curve_d_half = 0;
   // Fraction of HBM bandwidth reached by memory-bound (element-wise, norm, softmax) kernels.
   double memory_bound_efficiency = 0.8;
+  // Fused attention (FlashAttention): the fraction of the 16-bit dense peak its forward and
+  // backward kernels reach on this GPU, as published for the kernel the stacks run; 0 = not given
+  // (the GEMM curve at the head size applies). A calibrated flash_attention class overrides it.
+  double fused_attention_forward = 0;
+  double fused_attention_backward = 0;
+  std::string fused_attention_source;
   // Fraction of each communication class hidden behind compute (0 = fully exposed).
   double tp_overlap = 0;
   double pp_overlap = 0;

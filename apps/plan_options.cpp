@@ -14,8 +14,9 @@ void add_job_options(CLI::App& app, PlanOptions& o, bool with_gpus) {
   app.add_option("--bytes-per-param", o.bytes_per_param,
                  "weights+grads+optimizer bytes per parameter: 16|18|20")
       ->capture_default_str();
-  app.add_option("--framework", o.framework, "software stack (selects the profile's entry)")
-      ->capture_default_str();
+  app.add_option("--stack,--framework", o.framework,
+                 "software stack: presets/stacks/ says how it computes attention, the profile holds "
+                 "its scale (default: the profile's, megatron-lm on the GPU profiles)");
   app.add_option("--tokens", o.tokens, "total training tokens");
   app.add_option("--price", o.price, "price per GPU-hour (USD)");
   app.add_option("--profile", o.profile, "efficiency profile preset or JSON file (default: the cluster's)");

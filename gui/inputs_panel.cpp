@@ -109,8 +109,12 @@ InputsPanel::InputsPanel(QWidget* parent) : QWidget(parent) {
   bytes_per_param_ = combo("bytes_per_param", {"16", "18", "20"}, false,
                            "weights + grads + optimizer bytes per parameter (--bytes-per-param)");
   jf->addRow("bytes/param", bytes_per_param_);
-  framework_ = combo("framework", {"megatron-lm", "megatron-deepspeed"}, true,
-                     "software stack: selects the profile's entry (--framework)");
+  framework_ = combo("framework",
+                     {"", "megatron-lm", "megatron-core", "megatron-deepspeed", "deepspeed",
+                      "torchtitan", "llm-foundry", "pytorch-fsdp", "parallax-executor"},
+                     true,
+                     "software stack (--stack): how it computes attention (presets/stacks/) and "
+                     "its entry in the profile; empty = the profile's own");
   jf->addRow("stack", framework_);
   std::vector<std::string> profiles = {""};
   for (const std::string& p : preset_names("profiles")) profiles.push_back(p);
@@ -328,7 +332,7 @@ QWidget* InputsPanel::field_for(const InputError& e) const {
       {"--gpus", gpus_},           {"--global-batch", global_batch_},
       {"--tokens", tokens_},       {"--price", price_},
       {"--dtype", dtype_},         {"--bytes-per-param", bytes_per_param_},
-      {"--framework", framework_}, {"--profile", profile_},
+      {"--stack", framework_}, {"--profile", profile_},
       {"--force-tp", force_tp_},   {"--force-pp", force_pp_},
       {"--recompute-allowed", recompute_}};
   if (const auto it = by_flag.find(e.path()); it != by_flag.end()) return it->second;

@@ -72,13 +72,22 @@ const CollectiveFit* EfficiencyProfile::collective_fit(Collective c, bool inter_
   return best;
 }
 
+std::string EfficiencyProfile::default_stack() const {
+  if (frameworks.count("megatron-lm") || frameworks.empty()) return "megatron-lm";
+  if (frameworks.size() == 1) return frameworks.begin()->first;
+  std::string known;
+  for (const auto& [k, v] : frameworks) known += (known.empty() ? "" : ", ") + k;
+  throw InputError("profile " + name, "$.frameworks",
+                   "has several stacks and no megatron-lm: name one with --stack (" + known + ")");
+}
+
 const SoftwareStack& EfficiencyProfile::framework(const std::string& fw) const {
   auto it = frameworks.find(fw);
   if (it != frameworks.end()) return it->second;
   std::ostringstream known;
   for (const auto& [k, v] : frameworks) known << (known.tellp() > 0 ? ", " : "") << k;
   throw InputError("profile " + name, "$.frameworks",
-                   "no entry for framework \"" + fw + "\"; known: " + known.str());
+                   "no entry for stack \"" + fw + "\"; known: " + known.str());
 }
 
 Collective read_fitted_collective(JsonObjectReader& r) {

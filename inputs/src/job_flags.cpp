@@ -31,7 +31,7 @@ std::string flag_for_path(const std::string& path) {
       {"$.job.global_batch", "--global-batch"},
       {"$.job.dtype", "--dtype"},
       {"$.job.bytes_per_param", "--bytes-per-param"},
-      {"$.job.framework", "--framework"},
+      {"$.job.framework", "--stack"},
       {"$.job.tokens", "--tokens"},
       {"$.job.price_per_gpu_hour_usd", "--price"},
   };
@@ -53,12 +53,15 @@ ResolvedJob resolve_job(const PlanOptions& o, const ModelSpec& model) {
                      "cluster " + r.cluster.name + " has " + std::to_string(r.cluster.total_gpus()) +
                          " GPUs (got " + std::to_string(r.gpus) + ")");
   }
+  // The profile first: the stack defaults to the profile's own (cpu-local has only the executor's).
+  r.profile = load_profile(o.profile.empty() ? r.cluster.profile : o.profile);
+  const std::string stack = o.framework.empty() ? r.profile.default_stack() : o.framework;
   // The job goes through the same strict JSON reader as files do.
   nlohmann::json job = {{"global_batch", parse_int("--global-batch", o.global_batch, 1,
                                                    Limits::max_global_batch)},
                         {"dtype", o.dtype},
                         {"bytes_per_param", parse_int("--bytes-per-param", o.bytes_per_param, 1, 64)},
-                        {"framework", o.framework}};
+                        {"framework", stack}};
   if (!o.tokens.empty()) job["tokens"] = parse_number("--tokens", o.tokens, 0, Limits::max_tokens);
   if (!o.price.empty()) job["price_per_gpu_hour_usd"] = parse_number("--price", o.price, 0, 1e6);
   try {
@@ -72,8 +75,11 @@ ResolvedJob resolve_job(const PlanOptions& o, const ModelSpec& model) {
     if (e.source() != "command line") throw;
     throw InputError("command line", flag_for_path(e.path()), e.rule());
   }
-  r.profile = load_profile(o.profile.empty() ? r.cluster.profile : o.profile);
-  r.profile.framework(r.job.framework);  // unknown framework is an input error now, not later
+  try {
+    r.profile.framework(r.job.framework);  // unknown stack is an input error now, not later
+  } catch (const InputError& e) {
+    throw InputError("command line", "--stack", e.rule());
+  }
   return r;
 }
 

@@ -164,7 +164,8 @@ TEST_CASE("bad command-line values: one line naming the flag and the rule, exit 
       {"predict --sp --tp 1 --pp 1 --gpus 8 --global-batch 8", "--sp"},
       {"predict --bytes-per-param 17", "--bytes-per-param"},
       {"predict --zero 3 --pp 35", "ZeRO"},
-      {"predict --framework nosuch", "framework"},
+      {"predict --framework nosuch", "--stack: no entry for stack \"nosuch\""},
+      {"predict --stack nosuch", "--stack: no entry for stack \"nosuch\""},
       {"validate --runs /nonexistent.json", "cannot read file"},
       {"presets show nosuch", "nosuch"},
       {"predict --no-such-flag", "no-such-flag"},
@@ -257,6 +258,17 @@ TEST_CASE("fit --exclude-source fits on the other sources and records the rows i
   for (const auto& id : used) CHECK(id.get<std::string>().rfind("mtnlg2022-", 0) == 0);
   CHECK(p["provenance"]["date"] == "2026-01-02");
   CHECK(p["provenance"]["tool"] == "parallax fit");
+}
+
+TEST_CASE("the stack defaults to the profile's own: gpt-tiny on cpu-local predicts as the executor") {
+  const Result r = run("predict --model gpt-tiny --cluster cpu-local --gpus 2 --tp 1 --pp 1 "
+                       "--dtype fp32 --global-batch 4");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("framework parallax-executor") != std::string::npos);
+  const Result g = run("predict --model gpt-tiny --cluster dgx-a100-superpod --gpus 2 --tp 1 --pp 1 "
+                       "--global-batch 4 --stack torchtitan");
+  REQUIRE(g.code == 0);
+  CHECK(g.out.find("framework torchtitan (fused attention)") != std::string::npos);
 }
 
 TEST_CASE("presets list and show") {

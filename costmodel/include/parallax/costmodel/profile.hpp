@@ -135,6 +135,9 @@ struct EfficiencyProfile {
   const CollectiveFit* collective_fit(Collective c, bool inter_node, int64_t ranks) const;
   // Throws InputError naming the framework and the known ones.
   const SoftwareStack& framework(const std::string& name) const;
+  // The stack a job on this profile runs when it names none: megatron-lm where the profile has
+  // it, else the profile's only stack; throws InputError when it has several and no megatron-lm.
+  std::string default_stack() const;
 };
 
 // Time of a collective of `bytes` (nccl-tests size) on `ranks` ranks from a fit (see CollectiveFit).

@@ -28,7 +28,7 @@ struct PlanOptions {
   std::string order = "tp-dp-pp";
   std::string dtype = "bf16";
   std::string bytes_per_param = "18";
-  std::string framework = "megatron-lm";
+  std::string framework;  // the software stack; default: the profile's (EfficiencyProfile::default_stack)
   std::string tokens;
   std::string price;
   std::string profile;  // default: the cluster's profile

@@ -8,6 +8,8 @@ namespace parallax::cli {
 void add_job_options(CLI::App& app, PlanOptions& o, bool with_gpus) {
   app.add_option("--model", o.model, "model preset name or JSON file")->capture_default_str();
   app.add_option("--cluster", o.cluster, "cluster preset name or JSON file")->capture_default_str();
+  app.add_option("--nodes", o.nodes,
+                 "the cluster at this many nodes (up to what its fabric joins; default: its own)");
   if (with_gpus) app.add_option("--gpus", o.gpus, "GPUs used (tp * pp * dp)")->capture_default_str();
   app.add_option("--global-batch", o.global_batch, "sequences per iteration")->capture_default_str();
   app.add_option("--dtype", o.dtype, "training dtype: fp32|tf32|bf16|fp16|fp8")->capture_default_str();

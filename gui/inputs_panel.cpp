@@ -1,5 +1,7 @@
 #include "inputs_panel.hpp"
 
+#include <algorithm>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFileDialog>
@@ -89,6 +91,9 @@ InputsPanel::InputsPanel(QWidget* parent) : QWidget(parent) {
   auto* jf = new QFormLayout(job_box);
   cluster_ = combo("cluster", preset_names("clusters"), false, "cluster preset (--cluster)");
   jf->addRow("cluster", cluster_);
+  nodes_ = add_line("nodes", "preset's", "the cluster at this many nodes (--nodes)");
+  nodes_->setMaximumWidth(80);
+  jf->addRow("nodes", nodes_);
   gpus_slider_ = new QSlider(Qt::Horizontal);
   gpus_slider_->setObjectName("gpus_slider");
   gpus_slider_->setMinimum(1);
@@ -173,6 +178,7 @@ InputsPanel::InputsPanel(QWidget* parent) : QWidget(parent) {
   connect(custom_shape_, &QCheckBox::toggled, this, &InputsPanel::on_custom_toggled);
   connect(model_, &QComboBox::currentTextChanged, this, &InputsPanel::on_model_changed);
   connect(cluster_, &QComboBox::currentTextChanged, this, &InputsPanel::on_cluster_changed);
+  connect(nodes_, &QLineEdit::textChanged, this, &InputsPanel::on_cluster_changed);
   for (QComboBox* c : {dtype_, bytes_per_param_, framework_, profile_}) {
     connect(c, &QComboBox::currentTextChanged, this, &InputsPanel::emit_changed);
   }
@@ -187,6 +193,7 @@ WhatIfInputs InputsPanel::inputs() const {
   PlanOptions& o = w.job;
   o.model = ss(model_->currentText());
   o.cluster = ss(cluster_->currentText());
+  o.nodes = ss(nodes_->text());
   o.gpus = ss(gpus_->text());
   o.global_batch = ss(global_batch_->text());
   o.tokens = ss(tokens_->text());
@@ -235,6 +242,7 @@ void InputsPanel::set_inputs(const WhatIfInputs& w) {
     on_model_changed();
   }
   set_combo_text(cluster_, o.cluster);
+  nodes_->setText(qs(o.nodes));
   on_cluster_changed();
   gpus_->setText(qs(o.gpus));
   global_batch_->setText(qs(o.global_batch));
@@ -294,8 +302,11 @@ void InputsPanel::on_custom_toggled(bool on) {
 void InputsPanel::on_cluster_changed() {
   try {
     const ClusterSpec c = load_cluster(ss(cluster_->currentText()));
+    bool ok = false;
+    const int nodes = nodes_->text().toInt(&ok);
+    const int64_t total = ok && nodes > 0 ? nodes * c.gpus_per_node : c.total_gpus();
     const QSignalBlocker block(gpus_slider_);
-    gpus_slider_->setMaximum(static_cast<int>(c.total_gpus()));
+    gpus_slider_->setMaximum(static_cast<int>(std::min<int64_t>(total, 1 << 24)));
     gpus_slider_->setSingleStep(static_cast<int>(c.gpus_per_node));
     gpus_slider_->setPageStep(static_cast<int>(c.gpus_per_node * 8));
     on_gpus_text_changed();
@@ -329,7 +340,7 @@ QWidget* InputsPanel::field_for(const InputError& e) const {
     return custom_shape_;
   }
   const std::map<std::string, QWidget*> by_flag = {
-      {"--gpus", gpus_},           {"--global-batch", global_batch_},
+      {"--gpus", gpus_},           {"--global-batch", global_batch_}, {"--nodes", nodes_},
       {"--tokens", tokens_},       {"--price", price_},
       {"--dtype", dtype_},         {"--bytes-per-param", bytes_per_param_},
       {"--stack", framework_}, {"--profile", profile_},

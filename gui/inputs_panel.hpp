@@ -54,6 +54,7 @@ class InputsPanel : public QWidget {
   QCheckBox* custom_shape_ = nullptr;
   std::map<std::string, QLineEdit*> shape_;  // layers, hidden, heads, ffn_hidden, seq_len, vocab
   QComboBox* cluster_ = nullptr;
+  QLineEdit* nodes_ = nullptr;
   QSlider* gpus_slider_ = nullptr;
   QLineEdit* gpus_ = nullptr;
   QLineEdit* global_batch_ = nullptr;

@@ -27,6 +27,7 @@ nlohmann::json session_json(const WhatIfInputs& w) {
             {"seq_len", w.shape.seq_len},
             {"vocab", w.shape.vocab}}},
           {"cluster", o.cluster},
+          {"nodes", o.nodes},
           {"gpus", o.gpus},
           {"global_batch", o.global_batch},
           {"tokens", o.tokens},
@@ -63,6 +64,7 @@ WhatIfInputs read_session(const nlohmann::json& j, const std::string& source) {
     sh.finish();
   }
   o.cluster = r.get_string("cluster");
+  o.nodes = r.get_string_or("nodes", "");  // sessions saved before --nodes have none
   o.gpus = r.get_string("gpus");
   o.global_batch = r.get_string("global_batch");
   o.tokens = r.get_string("tokens");

@@ -11,7 +11,7 @@
 #include "parallax/core/json_reader.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/core/spec_json.hpp"
-#include "parallax/topologies/cluster_graph.hpp"
+#include "parallax/topologies/cluster_size.hpp"
 
 namespace parallax::detail {
 
@@ -112,13 +112,9 @@ struct Reader {
       run.cluster.nodes = (run.gpus + run.cluster.gpus_per_node - 1) / run.cluster.gpus_per_node;
       run.assumed.push_back("cluster " + run.cluster.name + " grown to " +
                             std::to_string(run.cluster.nodes) + " nodes for the row's GPUs");
-      try {
-        ClusterGraph g(run.cluster);
-      } catch (const InputError&) {
-        // More nodes than its two tiers join: a larger pod adds a core tier, as SuperPODs do.
-        run.cluster.inter.tiers = 3;
-        run.assumed.push_back("with a third (core) switch tier");
-      }
+      const ResizedCluster grown = with_nodes(run.cluster, run.cluster.nodes, f.path, "$.gpus");
+      run.cluster = grown.cluster;
+      if (grown.third_tier_added) run.assumed.push_back("with a third (core) switch tier");
     }
   }
 

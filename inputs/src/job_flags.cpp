@@ -7,6 +7,7 @@
 #include "parallax/core/presets.hpp"
 #include "parallax/core/spec_json.hpp"
 #include "parallax/inputs/flag_values.hpp"
+#include "parallax/topologies/cluster_size.hpp"
 
 namespace parallax {
 namespace {
@@ -47,6 +48,10 @@ ResolvedJob resolve_job(const PlanOptions& o, const ModelSpec& model) {
   ResolvedJob r;
   r.model = model;
   r.cluster = load_cluster(o.cluster);
+  if (!o.nodes.empty()) {
+    const int64_t nodes = parse_int("--nodes", o.nodes, 1, Limits::max_gpus);
+    r.cluster = with_nodes(r.cluster, nodes, "command line", "--nodes").cluster;
+  }
   r.gpus = parse_int("--gpus", o.gpus, 1, Limits::max_gpus);
   if (r.gpus > r.cluster.total_gpus()) {
     throw InputError("command line", "--gpus",

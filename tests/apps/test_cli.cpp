@@ -247,7 +247,8 @@ TEST_CASE("validate --cross-validate source predicts each source by a fit withou
 
 TEST_CASE("fit --exclude-source fits on the other sources and records the rows it used") {
   const std::string dir = std::string(PARALLAX_SOURCE_DIR) + "/validation/runs/";
-  const auto out = std::filesystem::temp_directory_path() / "parallax_test_fit.json";
+  const auto out = std::filesystem::temp_directory_path() /
+                   ("parallax_test_fit_" + std::to_string(::getpid()) + ".json");
   std::filesystem::remove(out);
   const Result r = run("fit --profile a100-megatron --date 2026-01-02 --exclude-source narayanan2021 --runs " +
                        dir + "narayanan2021.json " + dir + "mtnlg2022.json --out " + out.string());
@@ -269,6 +270,17 @@ TEST_CASE("the stack defaults to the profile's own: gpt-tiny on cpu-local predic
                        "--global-batch 4 --stack torchtitan");
   REQUIRE(g.code == 0);
   CHECK(g.out.find("framework torchtitan (fused attention)") != std::string::npos);
+}
+
+TEST_CASE("the nodes flag asks about a preset cluster at another size") {
+  const Result r = run("predict --model gpt3-175b --cluster dgx-h100-superpod --nodes 768 --gpus 6144 "
+                       "--tp 8 --pp 8 --global-batch 1536");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("6144 of 6144 h100-sxm GPUs") != std::string::npos);
+  // The preset alone stops at 127 nodes (1016 GPUs).
+  const Result p = run("predict --model gpt3-175b --cluster dgx-h100-superpod --gpus 6144 --tp 8 --pp 8 "
+                       "--global-batch 1536");
+  CHECK(p.code == 2);
 }
 
 TEST_CASE("presets list and show") {

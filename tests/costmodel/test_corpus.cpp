@@ -2,6 +2,8 @@
 // unsupported and why, how it converts each metric to an iteration time, and what it refuses.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -37,7 +39,9 @@ nlohmann::json good_file() {
 
 // Writes doc as <dir>/s.json and reads the directory.
 Corpus read_doc(const nlohmann::json& doc) {
-  const auto dir = std::filesystem::temp_directory_path() / "parallax_test_corpus";
+  // One directory per process: ctest runs this binary's cases in parallel.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("parallax_test_corpus_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "s.json") << doc.dump(1);

@@ -14,6 +14,7 @@ namespace parallax {
 struct PlanOptions {
   std::string model = "mt-nlg-530b";
   std::string cluster = "dgx-a100-superpod";
+  std::string nodes;  // the cluster at this many nodes; default: the preset's
   std::string gpus = "2240";
   std::string global_batch = "1920";
   std::string tp = "8";

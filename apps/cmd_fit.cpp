@@ -1,7 +1,5 @@
 // parallax fit: a GPU profile's efficiency parameters fitted to the validation corpus.
 #include <algorithm>
-#include <chrono>
-#include <ctime>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -9,6 +7,7 @@
 #include "commands.hpp"
 #include "corpus_path.hpp"
 #include "parallax/core/atomic_file.hpp"
+#include "parallax/calibration/machine.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/costmodel/profile_fit.hpp"
 #include "text_table.hpp"
@@ -23,15 +22,6 @@ struct FitArgs {
   std::string out;
   std::string date;
 };
-
-std::string utc_today() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
-}
 
 // Every stack of the corpus, so that the profile predicts every row (files' stacks, not rows').
 std::vector<std::string> corpus_stacks(const Corpus& c) {
@@ -51,7 +41,7 @@ void run_fit(const FitArgs& a) {
   const EfficiencyProfile base = load_profile(a.profile);
   TopologyCache topos;
   const ProfileFit fit = fit_profile(corpus.runs, base, corpus_stacks(corpus),
-                                     a.date.empty() ? utc_today() : a.date, topos);
+                                     a.date.empty() ? calib::utc_date() : a.date, topos);
   if (fit.rows_used.empty()) {
     throw InputError("command line", "--profile",
                      "no supported row of the corpus is predicted with profile " + base.name);

@@ -90,10 +90,7 @@ double formula_flops_per_iteration(const std::string& formula, const ModelSpec& 
                                    int64_t global_batch, const std::string& source) {
   const double B = static_cast<double>(global_batch), s = static_cast<double>(m.seq_len);
   const double L = static_cast<double>(m.layers), h = static_cast<double>(m.hidden);
-  if (formula == "megatron_hw") {
-    const double V = static_cast<double>(m.vocab);
-    return 96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h));
-  }
+  if (formula == "megatron_hw") return megatron_flops_closed_form(m, global_batch);
   if (formula == "6n_attn" || formula == "6n_attn_noembed") {
     double n = model_params(m);
     if (formula == "6n_attn_noembed") n -= static_cast<double>(m.vocab) * h;

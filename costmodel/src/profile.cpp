@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <sstream>
 
 #include "parallax/core/error.hpp"
 #include "parallax/core/presets.hpp"
@@ -72,22 +71,30 @@ const CollectiveFit* EfficiencyProfile::collective_fit(Collective c, bool inter_
   return best;
 }
 
+namespace {
+
+// The profile's stacks, comma-separated, for the errors that name them.
+std::string known_stacks(const std::map<std::string, SoftwareStack>& frameworks) {
+  std::string known;
+  for (const auto& [k, v] : frameworks) known += (known.empty() ? "" : ", ") + k;
+  return known;
+}
+
+}  // namespace
+
 std::string EfficiencyProfile::default_stack() const {
   if (frameworks.count("megatron-lm") || frameworks.empty()) return "megatron-lm";
   if (frameworks.size() == 1) return frameworks.begin()->first;
-  std::string known;
-  for (const auto& [k, v] : frameworks) known += (known.empty() ? "" : ", ") + k;
   throw InputError("profile " + name, "$.frameworks",
-                   "has several stacks and no megatron-lm: name one with --stack (" + known + ")");
+                   "has several stacks and no megatron-lm: name one with --stack (" +
+                       known_stacks(frameworks) + ")");
 }
 
 const SoftwareStack& EfficiencyProfile::framework(const std::string& fw) const {
   auto it = frameworks.find(fw);
   if (it != frameworks.end()) return it->second;
-  std::ostringstream known;
-  for (const auto& [k, v] : frameworks) known << (known.tellp() > 0 ? ", " : "") << k;
   throw InputError("profile " + name, "$.frameworks",
-                   "no entry for stack \"" + fw + "\"; known: " + known.str());
+                   "no entry for stack \"" + fw + "\"; known: " + known_stacks(frameworks));
 }
 
 Collective read_fitted_collective(JsonObjectReader& r) {

@@ -4,19 +4,12 @@
 #include <cmath>
 #include <string>
 
+#include "parallax/core/divisors.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/spec_json.hpp"
 
 namespace parallax {
 namespace {
-
-std::vector<int64_t> divisors(int64_t n) {
-  std::vector<int64_t> out;
-  for (int64_t d = 1; d <= n; ++d) {
-    if (n % d == 0) out.push_back(d);
-  }
-  return out;
-}
 
 std::string describe_fill(const PublishedRun& run, const PlanSpec& p) {
   std::string s;

@@ -69,10 +69,14 @@ StackSpec load_stack(const std::string& name_or_path) {
   return load("stacks", name_or_path, &read_stack);
 }
 
-Attention stack_attention(const std::string& stack_name) {
+StackSpec stack_or_default(const std::string& stack_name) {
   const auto names = preset_names("stacks");
-  if (std::find(names.begin(), names.end(), stack_name) == names.end()) return Attention::unfused;
-  return load_stack(stack_name).attention;
+  if (std::find(names.begin(), names.end(), stack_name) == names.end()) {
+    StackSpec s;
+    s.name = stack_name;
+    return s;
+  }
+  return load_stack(stack_name);
 }
 
 }  // namespace parallax

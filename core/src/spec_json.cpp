@@ -22,6 +22,7 @@ constexpr double kUnbounded = std::numeric_limits<double>::max();
 constexpr int64_t kMaxNicsPerNode = 1024;
 constexpr int64_t kMaxSwitchRadix = 1 << 16;
 constexpr double kMaxPricePerGpuHour = 1e6;
+constexpr int64_t kMaxSmCount = 1024;  // B200: 148 SMs
 
 // Marks the keys an object may hold and rejects any other before a field is read.
 void expect_keys(JsonObjectReader& r, std::initializer_list<const char*> keys) {
@@ -108,7 +109,8 @@ ModelSpec read_model(JsonObjectReader& r) {
 }
 
 GpuSpec read_gpu(JsonObjectReader& r) {
-  expect_keys(r, {"name", "source", "peak_flops_per_s", "hbm_bytes", "hbm_bandwidth_bytes_per_s"});
+  expect_keys(r, {"name", "source", "peak_flops_per_s", "hbm_bytes", "hbm_bandwidth_bytes_per_s",
+                  "sm_count"});
   GpuSpec g;
   g.name = r.get_string_or("name", "custom");
   g.source = r.get_string_or("source", "");
@@ -122,6 +124,7 @@ GpuSpec read_gpu(JsonObjectReader& r) {
     r.fail("peak_flops_per_s", "must give bf16 or fp16 (or both)");
   g.hbm_bytes = positive(r, "hbm_bytes", Limits::max_bytes);
   g.hbm_bandwidth_bytes_per_s = positive(r, "hbm_bandwidth_bytes_per_s", Limits::max_bytes_per_s);
+  g.sm_count = r.get_int_or("sm_count", 1, kMaxSmCount, 0);
   return g;
 }
 
@@ -240,10 +243,12 @@ JobSpec read_job(JsonObjectReader& r) {
     r.fail("bytes_per_param", "must be 16, 18 or 20 (got " + std::to_string(bpp) + ")");
   j.bytes_per_param = enum_from(std::to_string(bpp), kParamBytes);
   j.framework = nonempty_string_or(r, "framework", "megatron-lm");
+  const StackSpec stack = stack_or_default(j.framework);
   j.attention = r.has("attention")
                     ? (r.get_enum("attention", {"unfused", "fused"}) == "fused" ? Attention::fused
                                                                                : Attention::unfused)
-                    : stack_attention(j.framework);
+                    : stack.attention;
+  j.overlap = stack.overlap;
   return j;
 }
 
@@ -253,6 +258,18 @@ StackSpec read_stack(JsonObjectReader& r) {
   s.source = r.get_string_or("source", "");
   s.attention = r.get_enum("attention", {"unfused", "fused"}) == "fused" ? Attention::fused
                                                                         : Attention::unfused;
+  if (r.has("overlap")) {
+    JsonObjectReader o = r.object("overlap");
+    expect_keys(o, {"grad_reduce", "param_gather", "sharded_prefetch", "tp_comm", "p2p",
+                    "comm_ctas", "source"});
+    s.overlap.grad_reduce = o.get_bool_or("grad_reduce", false);
+    s.overlap.param_gather = o.get_bool_or("param_gather", false);
+    s.overlap.sharded_prefetch = o.get_bool_or("sharded_prefetch", false);
+    s.overlap.tp_comm = o.get_bool_or("tp_comm", false);
+    s.overlap.p2p = o.get_bool_or("p2p", false);
+    s.overlap.comm_ctas = o.get_int_or("comm_ctas", 0, kMaxSmCount, 0);
+    (void)o.get_string_or("source", "");
+  }
   r.finish();
   return s;
 }
@@ -308,11 +325,13 @@ json to_json(const GpuSpec& g) {
   json peaks = json::object();
   for (Dtype d : kDtypes)
     if (g.peak(d) != 0) peaks[to_string(d)] = g.peak(d);
-  return {{"name", g.name},
+  json out = {{"name", g.name},
           {"source", g.source},
           {"peak_flops_per_s", peaks},
           {"hbm_bytes", g.hbm_bytes},
           {"hbm_bandwidth_bytes_per_s", g.hbm_bandwidth_bytes_per_s}};
+  if (g.sm_count > 0) out["sm_count"] = g.sm_count;
+  return out;
 }
 
 json to_json(const ClusterSpec& c) {

@@ -106,7 +106,9 @@ void read_row_job(JsonObjectReader& r, PublishedRun& run, std::vector<std::strin
   if (!gb) add_reason(reasons, "global batch unpublished");
   run.job.global_batch = gb.value_or(1);
   run.job.framework = run.stack;
-  run.job.attention = stack_attention(run.stack);
+  const StackSpec stack = stack_or_default(run.stack);
+  run.job.attention = stack.attention;
+  run.job.overlap = stack.overlap;
 }
 
 void read_row_plan(JsonObjectReader& p, PublishedRun& run, std::vector<std::string>& reasons) {

@@ -1,6 +1,7 @@
 #include "parallax/costmodel/iteration_costs.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 #include <optional>
 #include <utility>
@@ -122,6 +123,14 @@ PhaseTimes phase_times(const std::vector<Op>& ops, const Rates& r) {
   return t;
 }
 
+// The linear layers' GEMMs of an op list (all phases): what TP communication overlaps with.
+double linear_gemm_time(const std::vector<Op>& ops, const Rates& r) {
+  double t = 0;
+  for (const Op& op : ops)
+    if (op.kind == OpKind::gemm && !is_attention(op)) t += op_time(op, r);
+  return t;
+}
+
 // A collective on one group: the profile's fit for its kind, span and size when it has one
 // (calibration), otherwise the topology's estimate.
 double coll_s(const EfficiencyProfile& pf, const GroupCost& g, Collective op, double bytes) {
@@ -166,34 +175,47 @@ double comm_time(const EfficiencyProfile& pf, const std::vector<CommOp>& ops,
   return worst;
 }
 
-// Data-parallel gradient synchronisation of one stage's parameters, per iteration, on the slowest
-// of the stage's DP groups.
-double dp_time(const EfficiencyProfile& pf, const PlanSpec& p, const std::vector<GroupCost>& dp, double params,
-               double grad_elem_bytes, double weight_elem_bytes) {
-  if (p.dp <= 1) return 0;
+// One stage's data-parallel traffic on the slowest of its DP groups (ZeRO stage p.zero):
+//   once per iteration: the gradient all-reduce (ZeRO-0), reduce-scatter (ZeRO-1) and the
+//   parameter all-gather after the optimizer step (ZeRO-1/2);
+//   per micro-batch: ZeRO-2 reduce-scatters each micro-batch's gradients; ZeRO-3 / FSDP gathers
+//   each layer's parameters for the forward and again for the backward and reduce-scatters each
+//   layer's gradients (the unit outside the layers, embeddings and head, once each way).
+struct DpTraffic {
+  double reduce_s = 0;  // per iteration, after the last backward
+  double gather_s = 0;  // per iteration, after the optimizer step
+  double mb_reduce_s = 0;  // ZeRO-2: per micro-batch
+  double layer_gather_s = 0, layer_reduce_s = 0;  // ZeRO-3: one layer
+  double root_gather_s = 0, root_reduce_s = 0;    // ZeRO-3: the stage's non-layer parameters
+};
+
+DpTraffic dp_traffic(const EfficiencyProfile& pf, const PlanSpec& p,
+                     const std::vector<GroupCost>& dp, double params, double layer_params,
+                     double layers, double grad_elem_bytes, double weight_elem_bytes) {
+  DpTraffic t;
+  if (p.dp <= 1) return t;
   const double grads = params * grad_elem_bytes;
   const double weights = params * weight_elem_bytes;
   switch (p.zero) {
-    case 0: return max_coll_s(pf, dp, Collective::all_reduce, grads);
+    case 0: t.reduce_s = max_coll_s(pf, dp, Collective::all_reduce, grads); break;
     case 1:
-    case 2: {
-      double worst = 0;
-      for (const GroupCost& g : dp)
-        worst = std::max(worst, coll_s(pf, g, Collective::reduce_scatter, grads) +
-                                    coll_s(pf, g, Collective::all_gather, weights));
-      return worst;
-    }
+      t.reduce_s = max_coll_s(pf, dp, Collective::reduce_scatter, grads);
+      t.gather_s = max_coll_s(pf, dp, Collective::all_gather, weights);
+      break;
+    case 2:
+      t.mb_reduce_s = max_coll_s(pf, dp, Collective::reduce_scatter, grads);
+      t.gather_s = max_coll_s(pf, dp, Collective::all_gather, weights);
+      break;
     default: {
-      // ZeRO-3 gathers the weights for every forward and backward of every micro-batch and
-      // reduce-scatters the gradients of each micro-batch.
-      const double m = static_cast<double>(p.num_micro_batches);
-      double worst = 0;
-      for (const GroupCost& g : dp)
-        worst = std::max(worst, m * (2 * coll_s(pf, g, Collective::all_gather, weights) +
-                                     coll_s(pf, g, Collective::reduce_scatter, grads)));
-      return worst;
+      const double root = std::max(0.0, params - layers * layer_params);
+      t.layer_gather_s = max_coll_s(pf, dp, Collective::all_gather, layer_params * weight_elem_bytes);
+      t.layer_reduce_s = max_coll_s(pf, dp, Collective::reduce_scatter, layer_params * grad_elem_bytes);
+      t.root_gather_s = max_coll_s(pf, dp, Collective::all_gather, root * weight_elem_bytes);
+      t.root_reduce_s = max_coll_s(pf, dp, Collective::reduce_scatter, root * grad_elem_bytes);
+      break;
     }
   }
+  return t;
 }
 
 Rates rates_for(const GpuSpec& gpu, const JobSpec& j, const EfficiencyProfile& prof) {
@@ -219,6 +241,17 @@ double optimizer_rate(const Rates& r, const EfficiencyProfile& prof) {
 double op_roofline_s(const Op& op, double peak_flops_per_s, double bandwidth_bytes_per_s) {
   const double mem_s = op.bytes / bandwidth_bytes_per_s;
   return op.kind == OpKind::gemm ? std::max(mem_s, op.flops / peak_flops_per_s) : mem_s;
+}
+
+double overlapped_time_s(double comm_s, double under_s, double min_exposed_s, double slowdown) {
+  if (comm_s <= 0) return 0;
+  const double exposed = std::min(comm_s, std::max(min_exposed_s, comm_s - std::max(0.0, under_s)));
+  return exposed + slowdown * (comm_s - exposed);
+}
+
+double overlap_slowdown(const GpuSpec& gpu, const StackOverlap& overlap) {
+  if (gpu.sm_count <= 0 || overlap.comm_ctas <= 0) return 0;
+  return std::min(1.0, static_cast<double>(overlap.comm_ctas) / static_cast<double>(gpu.sm_count));
 }
 
 LayerKey layer_key(const ModelSpec& m, int64_t tp) {
@@ -265,14 +298,30 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
   const ShardShape sh = shard_shape(m, j, p);
   const PlanComm& comm = topo.plan_comm(p);
 
-  const PhaseTimes lt_rec = phase_times(layer_ops(m, sh, p.recompute), rates);
-  const PhaseTimes lt_plain = phase_times(layer_ops(m, sh, Recompute::none), rates);
+  const std::vector<Op> ops_rec = layer_ops(m, sh, p.recompute);
+  const std::vector<Op> ops_plain = layer_ops(m, sh, Recompute::none);
+  const PhaseTimes lt_rec = phase_times(ops_rec, rates);
+  const PhaseTimes lt_plain = phase_times(ops_plain, rates);
   const std::vector<CommOp> comm_rec = layer_comm(m, sh, p.recompute);
   const std::vector<CommOp> comm_plain = layer_comm(m, sh, Recompute::none);
   const PhaseTimes emb = phase_times(embedding_ops(m, sh), rates);
   const PhaseTimes head = phase_times(head_ops(m, sh), rates);
 
+  const StackOverlap& ov = j.overlap;
+  const double slowdown = overlap_slowdown(c.gpu, ov);
+  // Transformer Engine's TP overlap splits the GEMMs beside each all-gather / reduce-scatter of
+  // sequence parallelism; without SP there is nothing it overlaps.
+  const bool tp_overlapped = ov.tp_comm && p.sequence_parallel && p.tp > 1;
+  const double gemm_rec = tp_overlapped ? linear_gemm_time(ops_rec, rates) : 0;
+  const double gemm_plain = tp_overlapped ? linear_gemm_time(ops_plain, rates) : 0;
   const double exposed_tp = 1 - prof.tp_overlap;
+
+  const ParamBytes pb = param_bytes(j.bytes_per_param);
+  const double grad_elem = j.bytes_per_param == ParamBytesConvention::b16 ? 2 : 4;
+  const double dp = static_cast<double>(p.dp);
+  const double exposed_dp = 1 - prof.dp_overlap;
+  const double layer_params = layer_params_per_rank(m, p.tp);
+
   for (int64_t k = 0; k < p.pp; ++k) {
     const int64_t layers = stage_layers(m.layers, p, k);
     const int64_t recomputed =
@@ -297,8 +346,49 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
       st.backward_s += head.backward;
       tp += comm_time(prof, head_comm(m, sh), tp_groups);
     }
-    st.tp_comm_s = exposed_tp * tp;
+    st.tp_comm_s = tp_overlapped
+                       ? overlapped_time_s(tp, n_rec * gemm_rec + n_plain * gemm_plain, 0, slowdown)
+                       : exposed_tp * tp;
+
+    const double params = stage_params_per_rank(m, p, k);
+    const double n_layers = static_cast<double>(layers);
+    const DpTraffic t = dp_traffic(prof, p, comm.dp_by_stage[static_cast<size_t>(k)], params,
+                                   layer_params, n_layers, grad_elem, pb.weights);
+    const double buckets = std::max(1.0, std::ceil(params / kDpBucketParams));
+    const double bwd = st.backward_s + st.recompute_s;
+    // ZeRO-2: each micro-batch's gradients reduce-scattered under its backward (bucketed).
+    st.dp_backward_s = ov.grad_reduce ? overlapped_time_s(t.mb_reduce_s, bwd, t.mb_reduce_s / buckets, slowdown)
+                                      : t.mb_reduce_s;
+    if (p.zero >= 3 && p.dp > 1 && layers > 0) {
+      // ZeRO-3 / FSDP, per micro-batch. With prefetch each layer's gather runs under the
+      // previous layer's forward; in backward the next gather and this layer's reduce-scatter
+      // run under its backward, and the last layer of the forward is not gathered again. The
+      // first gather of each pass and the last reduce-scatter have nothing to run under.
+      const double fwd_layer = (st.forward_s - (k == 0 ? emb.forward : 0) -
+                                (k == p.pp - 1 ? head.forward : 0)) / n_layers;
+      const double bwd_layer = (bwd - (k == 0 ? emb.backward : 0) -
+                                (k == p.pp - 1 ? head.backward : 0)) / n_layers;
+      const double ag = t.layer_gather_s, rs = t.layer_reduce_s;
+      if (ov.sharded_prefetch) {
+        st.dp_forward_s = t.root_gather_s + ag + (n_layers - 1) * overlapped_time_s(ag, fwd_layer, 0, slowdown);
+        st.dp_backward_s = (n_layers - 1) * overlapped_time_s(ag + rs, bwd_layer, 0, slowdown) + rs +
+                           t.root_reduce_s;
+      } else {
+        st.dp_forward_s = t.root_gather_s + n_layers * ag;
+        st.dp_backward_s = (n_layers - 1) * ag + n_layers * rs + t.root_reduce_s;
+      }
+    }
     out.stages.push_back(st);
+    out.dp_s.push_back(t.reduce_s + t.gather_s);
+    // Once per iteration: the reduction under the last micro-batch's backward and the
+    // distributed optimizer's gather under the next forward, each exposing at least a bucket.
+    out.dp_exposed_s.push_back(
+        (ov.grad_reduce ? overlapped_time_s(t.reduce_s, bwd, t.reduce_s / buckets, slowdown)
+                        : exposed_dp * t.reduce_s) +
+        (ov.param_gather ? overlapped_time_s(t.gather_s, st.forward_s, t.gather_s / buckets, slowdown)
+                         : exposed_dp * t.gather_s));
+    out.optimizer_s.push_back(params / (p.zero >= 1 ? dp : 1) * kOptimizerBytesPerParam /
+                              optimizer_rate(rates, prof));
   }
 
   // Pipeline p2p: each TP rank sends its 1/t slice (Megatron-LM scatter/gather, or SP shards);
@@ -314,21 +404,20 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
     }
   }
   out.p2p_exposed_fraction = 1 - prof.pp_overlap;
-
-  const ParamBytes pb = param_bytes(j.bytes_per_param);
-  const double grad_elem = j.bytes_per_param == ParamBytesConvention::b16 ? 2 : 4;
-  const double dp = static_cast<double>(p.dp);
-  const double opt_rate = optimizer_rate(rates, prof);
-  for (int64_t k = 0; k < p.pp; ++k) {
-    const double params = stage_params_per_rank(m, p, k);
-    out.dp_s.push_back(dp_time(prof, p, comm.dp_by_stage[static_cast<size_t>(k)], params, grad_elem, pb.weights));
-    out.optimizer_s.push_back(params / (p.zero >= 1 ? dp : 1) * kOptimizerBytesPerParam / opt_rate);
+  if (ov.p2p && p.vpp > 1 && out.p2p_s > 0) {
+    // Interleaved: a transfer runs under the next chunk's compute (the shortest forward chunk).
+    double chunk = out.stages.front().forward_s;
+    for (const StageTime& st : out.stages) chunk = std::min(chunk, st.forward_s);
+    chunk /= static_cast<double>(p.vpp);
+    out.p2p_exposed_fraction = overlapped_time_s(out.p2p_s, chunk, 0, 0) / out.p2p_s;
   }
-  out.dp_exposed_fraction = 1 - prof.dp_overlap;
+
   if (p.pp > 1 && m.tied_embeddings) {
     const double emb_bytes = static_cast<double>(sh.padded_vocab) / static_cast<double>(p.tp) *
                              static_cast<double>(m.hidden) * grad_elem;
     out.embedding_sync_s = max_coll_s(prof, comm.embedding, Collective::all_reduce, emb_bytes);
+    out.dp_exposed_s.front() += exposed_dp * out.embedding_sync_s;
+    out.dp_exposed_s.back() += exposed_dp * out.embedding_sync_s;
   }
   return out;
 }

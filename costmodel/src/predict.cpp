@@ -38,11 +38,12 @@ Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, c
   out.time.tp_comm_s = mb * sc.tp_comm_s;
   out.time.pp_comm_s = mb * pp_per_mb + 2 * static_cast<double>(p.pp - 1) * costs.p2p_s;
   out.time.bubble_s = static_cast<double>(p.pp - 1) / vpp * mean_s;
-  // Gradient synchronisation of the slowest stage after the last backward, then the tied
-  // embedding's all-reduce between first and last stage.
+  // The exposed data-parallel traffic: ZeRO-2/3's per micro-batch on the critical stage, and the
+  // once-per-iteration synchronisation of the stage that exposes most (with the tied embedding's
+  // all-reduce between first and last stage).
   out.time.dp_comm_exposed_s =
-      costs.dp_exposed_fraction *
-      (*std::max_element(costs.dp_s.begin(), costs.dp_s.end()) + costs.embedding_sync_s);
+      mb * (sc.dp_forward_s + sc.dp_backward_s) +
+      *std::max_element(costs.dp_exposed_s.begin(), costs.dp_exposed_s.end());
   out.time.optimizer_s = *std::max_element(costs.optimizer_s.begin(), costs.optimizer_s.end());
   out.iteration_time_s = out.time.compute_s + out.time.tp_comm_s + out.time.pp_comm_s +
                          out.time.bubble_s + out.time.dp_comm_exposed_s + out.time.optimizer_s;

@@ -28,7 +28,6 @@ SimInputs make_sim_inputs(const ModelSpec& m, const Topology& topo, const JobSpe
   in.p2p_exposed_fraction = costs.p2p_exposed_fraction;
   in.p2p_bytes = static_cast<double>(p.micro_batch * m.seq_len * m.hidden) *
                  shard_shape(m, j, p).act_bytes / static_cast<double>(p.tp);
-  in.dp_exposed_fraction = costs.dp_exposed_fraction;
   for (int64_t k = 0; k < p.pp; ++k) {
     const size_t i = static_cast<size_t>(k);
     const StageTime& st = costs.stages[i];
@@ -36,6 +35,8 @@ SimInputs make_sim_inputs(const ModelSpec& m, const Topology& topo, const JobSpe
     // The stage's exposed TP time splits between forward and backward in proportion to their
     // compute (the collectives sit between the GEMMs of both passes).
     const double compute = st.forward_s + st.backward_s + st.recompute_s;
+    rc.forward_dp_s = st.dp_forward_s / vpp;
+    rc.backward_dp_s = st.dp_backward_s / vpp;
     const double fwd_share = compute > 0 ? st.forward_s / compute : 0.5;
     rc.forward_s = st.forward_s / vpp;
     rc.forward_tp_s = st.tp_comm_s * fwd_share / vpp;
@@ -46,6 +47,7 @@ SimInputs make_sim_inputs(const ModelSpec& m, const Topology& topo, const JobSpe
         std::max<int64_t>(1, static_cast<int64_t>(std::ceil(mem[i].params / kDpBucketParams)));
     rc.dp_bytes = p.dp > 1 ? mem[i].params * grad_elem : 0;
     if (k == 0 || k == p.pp - 1) rc.embedding_sync_s = costs.embedding_sync_s;
+    rc.dp_hidden_s = std::max(0.0, rc.dp_s + rc.embedding_sync_s - costs.dp_exposed_s[i]);
     rc.optimizer_s = costs.optimizer_s[i];
     rc.chunk_activation_bytes = stage_activation_bytes_per_micro_batch(m, j, p, k) / vpp;
     rc.static_bytes = mem[i].total_bytes() - mem[i].activations_bytes;

@@ -116,6 +116,14 @@ class Engine {
     const RankCosts& rc = in_.ranks[i];
     const double compute = fwd ? rc.forward_s : rc.backward_s;
     const double tp = fwd ? rc.forward_tp_s : rc.backward_tp_s;
+    // The exposed share of ZeRO-2/3 traffic (iteration_costs): it holds the step up as the exposed
+    // TP time does; drawn before the compute (the gathers the step waits for).
+    const double shard = fwd ? rc.forward_dp_s : rc.backward_dp_s;
+    if (shard > 0) {
+      record(now, shard, 0, r, s.micro_batch, s.chunk, SimStream::dp,
+             fwd ? SimOpKind::shard_forward : SimOpKind::shard_backward);
+      now += shard;
+    }
     record(now, compute, 0, r, s.micro_batch, s.chunk, SimStream::compute,
            fwd ? SimOpKind::forward : SimOpKind::backward);
     if (tp > 0) {
@@ -128,7 +136,7 @@ class Engine {
     }
     running_[i] = 1;
     step_start_[i] = now;
-    res_.ranks[i].steps_s += compute + tp;
+    res_.ranks[i].steps_s += shard + compute + tp;
     ++res_.steps;
     push(now + compute + tp, r, kStepDone);
   }
@@ -176,14 +184,16 @@ class Engine {
     try_start(r, now);
   }
 
-  // Gradient buckets on the DP stream: the profile's overlapped share of the reduction runs under
-  // the last backward (never before it starts), the rest after it; then the tied-embedding
-  // all-reduce; the optimizer step follows on the compute stream.
+  // Gradient buckets on the DP stream: the share iteration_costs found hidden (dp_hidden_s, under
+  // the last micro-batch's backward: its vpp chunk steps) runs before the last backward ends,
+  // never before that micro-batch's backward can have started; the rest after it; then the
+  // tied-embedding all-reduce; the optimizer step follows on the compute stream.
   void reduce_and_step(int64_t r, double last_start, double last_end) {
     const size_t i = static_cast<size_t>(r);
     const RankCosts& rc = in_.ranks[i];
     const double work = rc.dp_s + rc.embedding_sync_s;
-    const double hidden = std::min((1 - in_.dp_exposed_fraction) * work, last_end - last_start);
+    const double under = static_cast<double>(in_.table.vpp) * (last_end - last_start);
+    const double hidden = std::clamp(rc.dp_hidden_s, 0.0, std::min({work, under, last_end}));
     double t = last_end - hidden;
     if (rc.dp_s > 0) {
       const double piece = rc.dp_s / static_cast<double>(rc.dp_buckets);
@@ -277,6 +287,10 @@ const char* to_string(SimOpKind k) {
       return "dp bucket";
     case SimOpKind::embedding_sync:
       return "embedding sync";
+    case SimOpKind::shard_forward:
+      return "shard F";
+    case SimOpKind::shard_backward:
+      return "shard B";
     case SimOpKind::optimizer:
       return "optimizer";
   }

@@ -12,7 +12,6 @@ namespace {
 SimInputs two_ranks(double dp_s, double exposed, double embedding_s) {
   SimInputs in;
   in.table = make_schedule(Schedule::one_f_one_b, 2, 1, 2);
-  in.dp_exposed_fraction = exposed;
   for (int r = 0; r < 2; ++r) {
     RankCosts rc;
     rc.forward_s = 1;
@@ -20,6 +19,7 @@ SimInputs two_ranks(double dp_s, double exposed, double embedding_s) {
     rc.dp_s = dp_s;
     rc.dp_buckets = 4;
     rc.embedding_sync_s = embedding_s;
+    rc.dp_hidden_s = (1 - exposed) * (dp_s + embedding_s);
     rc.optimizer_s = 0.5;
     in.ranks.push_back(rc);
   }

@@ -16,6 +16,10 @@ struct GpuSpec {
   std::array<double, kDtypeCount> peak_flops_per_s{};
   double hbm_bytes = 0;
   double hbm_bandwidth_bytes_per_s = 0;
+  // Streaming multiprocessors (A100 108, H100 SXM 132): a collective overlapped with compute holds
+  // some of them (the stack's comm_ctas), and GEMM tiles are scheduled over them in waves.
+  // 0 = not given (CPU devices): no overlap slowdown is charged.
+  int64_t sm_count = 0;
 
   double peak(Dtype d) const { return peak_flops_per_s[static_cast<int>(d)]; }
 };

@@ -18,6 +18,32 @@ enum class ParamBytesConvention { b16, b18, b20 };
 // 2022); fused tiles them in on-chip memory (FlashAttention, cuDNN fused attention) and stores none.
 enum class Attention { unfused, fused };
 
+// What the stack runs under compute instead of after it (presets/stacks/, "overlap"). Each
+// overlapped collective costs max(the part with nothing to run under, its time - the compute it
+// runs under), and slows that compute while they share the GPU: the collective's comm_ctas thread
+// blocks leave the GEMMs comm_ctas / sm_count fewer SMs (costmodel/iteration_costs.cpp).
+struct StackOverlap {
+  // Data-parallel gradient all-reduce / reduce-scatter in buckets under the backward pass
+  // (Megatron-Core --overlap-grad-reduce, DeepSpeed overlap_comm, PyTorch DDP and FSDP).
+  bool grad_reduce = false;
+  // The distributed optimizer's parameter all-gather under the next forward pass (Megatron-Core
+  // --overlap-param-gather).
+  bool param_gather = false;
+  // ZeRO-3 / FSDP: the next layer's parameter all-gather (and the previous layer's gradient
+  // reduce-scatter) under this layer's compute (FSDP forward/backward prefetch, DeepSpeed
+  // stage3_prefetch_bucket_size). Without it every gather waits.
+  bool sharded_prefetch = false;
+  // TP all-gather / reduce-scatter under the neighbouring GEMMs, with sequence parallelism
+  // (Megatron-Core --tp-comm-overlap, Transformer Engine userbuffers).
+  bool tp_comm = false;
+  // Pipeline sends and receives under compute with the interleaved schedule (Megatron-Core
+  // overlap_p2p_comm).
+  bool p2p = false;
+  // Thread blocks (SMs) an overlapped collective occupies (NCCL channels).
+  int64_t comm_ctas = 0;
+  bool operator==(const StackOverlap&) const = default;
+};
+
 struct JobSpec {
   int64_t global_batch = 0;  // sequences per iteration
   double tokens = 0;         // total training tokens; 0 = not given
@@ -29,6 +55,8 @@ struct JobSpec {
   std::string framework = "megatron-lm";
   // From the stack's preset (presets/stacks/) unless the job says otherwise.
   Attention attention = Attention::unfused;
+  // From the stack's preset; nothing overlapped for a stack without one.
+  StackOverlap overlap;
 };
 
 const char* to_string(ParamBytesConvention c);

@@ -33,8 +33,9 @@ ModelSpec load_model(const std::string& name_or_path);
 GpuSpec load_gpu(const std::string& name_or_path);
 ClusterSpec load_cluster(const std::string& name_or_path);
 StackSpec load_stack(const std::string& name_or_path);
-// The attention of the stack preset of that name; unfused when no preset has the name (a stack
-// Parallax knows nothing about is not assumed to have fused kernels).
-Attention stack_attention(const std::string& stack_name);
+// The stack preset of that name; for a name no preset has, a stack with unfused attention and
+// nothing overlapped (a stack Parallax knows nothing about is not assumed to have fused kernels
+// or overlaps).
+StackSpec stack_or_default(const std::string& stack_name);
 
 }  // namespace parallax

@@ -1,6 +1,6 @@
 #pragma once
-// A software stack as data (presets/stacks/NAME.json): what it runs. Issue 23 grows it (overlaps,
-// sharding, FP8); today it says how the stack computes attention.
+// A software stack as data (presets/stacks/NAME.json): how it computes attention and what it
+// overlaps with compute.
 #include <string>
 
 #include "parallax/core/job_spec.hpp"
@@ -11,6 +11,7 @@ struct StackSpec {
   std::string name;
   std::string source;  // where each property comes from
   Attention attention = Attention::unfused;
+  StackOverlap overlap;
 };
 
 }  // namespace parallax

@@ -20,7 +20,13 @@ struct StageTime {
   double backward_s = 0;   // data + weight grads, one micro-batch
   double recompute_s = 0;  // recomputed forward in backward
   double tp_comm_s = 0;    // exposed TP communication, one micro-batch
-  double total_s() const { return forward_s + backward_s + recompute_s + tp_comm_s; }
+  // Exposed data-parallel communication of one micro-batch's forward and backward: ZeRO-3 / FSDP
+  // parameter all-gathers and gradient reduce-scatters, ZeRO-2 gradient reduce-scatters.
+  double dp_forward_s = 0;
+  double dp_backward_s = 0;
+  double total_s() const {
+    return forward_s + backward_s + recompute_s + tp_comm_s + dp_forward_s + dp_backward_s;
+  }
 };
 
 struct IterationCosts {
@@ -28,11 +34,17 @@ struct IterationCosts {
   // One activation (forward) or gradient (backward) transfer between neighbouring stages for one
   // micro-batch and one chunk, including the receiver's TP all-gather without SP.
   double p2p_s = 0;
-  double p2p_exposed_fraction = 1;  // 1 - profile's pp overlap
-  // Per stage: gradient synchronisation over the data-parallel group after the last backward.
+  // Share of each transfer the sender waits for: what the compute of one chunk cannot hide when
+  // the stack overlaps p2p (interleaved schedule), else 1 - the profile's pp overlap.
+  double p2p_exposed_fraction = 1;
+  // Per stage: the once-per-iteration data-parallel synchronisation (gradient all-reduce or
+  // reduce-scatter, the distributed optimizer's parameter all-gather); 0 for ZeRO-3, whose
+  // traffic is per micro-batch (StageTime::dp_forward_s, dp_backward_s).
   std::vector<double> dp_s;
-  double dp_exposed_fraction = 1;   // 1 - profile's dp overlap
   double embedding_sync_s = 0;      // tied embedding all-reduce between first and last stage
+  // Per stage: what of dp_s (and the embedding all-reduce, on the first and last stage) adds to
+  // the iteration: the stack's overlaps, else 1 - the profile's dp overlap of it.
+  std::vector<double> dp_exposed_s;
   std::vector<double> optimizer_s;  // per stage
   double peak_flops_per_s = 0;      // dense peak of the job's dtype
   double cache_fraction = 0;        // cache_resident_fraction() the op times used
@@ -55,6 +67,16 @@ double cache_resident_fraction(const ModelSpec& m, const JobSpec& j, const PlanS
 // An op's roofline time at efficiency 1: bytes at the GPU's bandwidth, GEMMs at least their FLOPs
 // at the dtype's peak. Calibrated class efficiencies are fractions of it.
 double op_roofline_s(const Op& op, double peak_flops_per_s, double bandwidth_bytes_per_s);
+// Megatron-LM's gradient bucket size (DistributedDataParallelConfig: 40M parameters): an
+// overlapped synchronisation exposes at least its last bucket.
+inline constexpr double kDpBucketParams = 40e6;
+// Time an overlapped collective of comm_s adds when it runs under under_s of compute: what the
+// compute cannot hide, never less than min_exposed_s (the part with nothing to run under), plus
+// the compute's slowdown while they share the GPU (slowdown x the overlapped time).
+double overlapped_time_s(double comm_s, double under_s, double min_exposed_s, double slowdown);
+// The fraction by which an overlapped collective slows compute: the SMs its thread blocks hold,
+// comm_ctas / sm_count (0 when the GPU's SM count is not given).
+double overlap_slowdown(const GpuSpec& gpu, const StackOverlap& overlap);
 // Bytes the optimizer step moves per parameter (Adam, gradient norm and zeroing).
 inline constexpr double kOptimizerBytesPerParam = 38;
 // The optimizer step of `params` parameters on one rank.

@@ -20,11 +20,14 @@ class Topology;
 struct RankCosts {
   double forward_s = 0;         // forward compute of one chunk
   double forward_tp_s = 0;      // exposed TP communication of that forward
+  double forward_dp_s = 0;      // exposed ZeRO-3 / FSDP parameter gathers of that forward
   double backward_s = 0;        // recompute + data/weight-grad compute of one chunk
   double backward_tp_s = 0;     // exposed TP communication of that backward
+  double backward_dp_s = 0;     // exposed ZeRO-2/3 gathers and reduce-scatters of that backward
   double dp_s = 0;              // gradient synchronisation over the data-parallel group
   int64_t dp_buckets = 1;       // the synchronisation runs as this many equal buckets
   double dp_bytes = 0;          // gradient bytes reduced
+  double dp_hidden_s = 0;       // of dp_s + embedding_sync_s, what runs under the backward
   double embedding_sync_s = 0;  // tied-embedding all-reduce (first and last rank), after dp
   double optimizer_s = 0;
   double chunk_activation_bytes = 0;  // stashed by one chunk's forward until its backward
@@ -39,11 +42,7 @@ struct SimInputs {
   // Share of each transfer the sender's compute stream waits for (1 - profile's pp overlap):
   // Megatron-LM's blocking send_forward_recv_backward / send_backward_recv_forward.
   double p2p_exposed_fraction = 1;
-  double dp_exposed_fraction = 1;  // 1 - profile's dp overlap
 };
-
-// Megatron-LM's gradient bucket size (DistributedDataParallelConfig: 40M parameters).
-inline constexpr double kDpBucketParams = 40e6;
 
 // Costs of the plan from iteration_costs() and stage_memory(). Inputs must satisfy validate_plan
 // and the plan's schedule must be runnable (make_schedule throws InputError otherwise).

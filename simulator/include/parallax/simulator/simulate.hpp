@@ -23,6 +23,8 @@ enum class SimOpKind : int8_t {
   send_gradient,
   dp_bucket,
   embedding_sync,
+  shard_forward,   // exposed ZeRO-3 / FSDP gathers of a forward step (dp stream)
+  shard_backward,  // exposed ZeRO-2/3 gathers and reduce-scatters of a backward step (dp stream)
   optimizer
 };
 const char* to_string(SimStream s);

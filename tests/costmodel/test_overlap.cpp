@@ -1,0 +1,192 @@
+// What the stacks overlap (presets/stacks/, "overlap"), derived by hand: an overlapped collective
+// costs max(the part with nothing under it, its time - the compute under it) plus the SMs it takes
+// from that compute; ZeRO-3 / FSDP gathers and reduce-scatters every layer of every micro-batch.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "parallax/core/presets.hpp"
+#include "parallax/core/spec_json.hpp"
+#include "parallax/costmodel/iteration_costs.hpp"
+#include "parallax/costmodel/memory.hpp"
+#include "parallax/costmodel/predict.hpp"
+#include "spec_builders.hpp"
+
+using namespace parallax;
+
+namespace {
+
+StackOverlap nothing_overlapped() { return {}; }
+
+StackOverlap only_tp() {
+  StackOverlap o;
+  o.tp_comm = true;
+  o.comm_ctas = 24;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("an overlapped collective costs what the compute under it cannot hide, plus its SMs") {
+  // 3 s of communication under 2 s of compute: 1 s exposed; the 2 s it shares slow the compute
+  // by 10%: 0.2 s.
+  CHECK(overlapped_time_s(3, 2, 0, 0.1) == Approx(1 + 0.1 * 2));
+  // Fully hidden but for its last bucket (0.25 s): the other 0.75 s cost 10% of themselves.
+  CHECK(overlapped_time_s(1, 5, 0.25, 0.1) == Approx(0.25 + 0.1 * 0.75));
+  // Nothing to run under: all of it exposed, no slowdown.
+  CHECK(overlapped_time_s(1, 0, 0, 0.1) == Approx(1));
+  CHECK(overlapped_time_s(0, 5, 0, 0.1) == 0);
+  // The slowdown is the SMs the collective's thread blocks hold: 24 of an H100's 132.
+  StackOverlap o;
+  o.comm_ctas = 24;
+  CHECK(overlap_slowdown(load_gpu("h100-sxm"), o) == Approx(24.0 / 132));
+  CHECK(overlap_slowdown(load_gpu("a100-80gb"), o) == Approx(24.0 / 108));
+  GpuSpec no_sms = load_gpu("h100-sxm");
+  no_sms.sm_count = 0;
+  CHECK(overlap_slowdown(no_sms, o) == 0);
+}
+
+TEST_CASE("stacks say what they overlap: Megatron-LM 2021 nothing, Megatron-Core and FSDP more") {
+  const StackOverlap mlm = load_stack("megatron-lm").overlap;
+  CHECK_FALSE(mlm.grad_reduce);
+  CHECK_FALSE(mlm.tp_comm);
+  CHECK_FALSE(mlm.p2p);
+  const StackOverlap mcore = load_stack("megatron-core").overlap;
+  CHECK(mcore.grad_reduce);
+  CHECK(mcore.param_gather);
+  CHECK(mcore.tp_comm);
+  CHECK(mcore.p2p);
+  const StackOverlap fsdp = load_stack("pytorch-fsdp").overlap;
+  CHECK(fsdp.sharded_prefetch);
+  CHECK(fsdp.grad_reduce);
+  CHECK_FALSE(fsdp.tp_comm);
+  // A job names the stack; the overlaps come with it.
+  const nlohmann::json job{{"global_batch", 8}, {"framework", "torchtitan"}};
+  JsonObjectReader r(job, "job", "$.job");
+  CHECK(read_job(r).overlap == load_stack("torchtitan").overlap);
+  CHECK(stack_or_default("a-stack-nobody-wrote").overlap == StackOverlap{});
+}
+
+TEST_CASE("ZeRO-3 without prefetch waits for every layer's gather and reduce-scatter, per micro-batch") {
+  // 4 layers of h 1024 on one DGX A100 node, dp 8, micro-batch 8. The profile's collective fits
+  // fix each gather: alpha + (n-1)/n bytes / busbw (nccl-tests convention) on the 8 ranks.
+  const ModelSpec m = test::gpt_shape("z3", 4, 1024, 16, 4096, 1024, 51200);
+  const ClusterSpec c = load_cluster("dgx-a100-superpod");
+  EfficiencyProfile prof = load_profile("a100-megatron");
+  const double alpha = 20e-6, busbw = 100e9;
+  for (Collective k : {Collective::all_gather, Collective::reduce_scatter})
+    prof.communication.push_back({k, false, 8, alpha, busbw, "test"});
+  JobSpec j;
+  j.global_batch = 64;
+  j.overlap = nothing_overlapped();
+  const PlanSpec p = test::PlanBuilder(1, 1, 8).batches(8, 1).zero(3);
+  const double h = 1024;
+  const double layer = 12 * h * h + 13 * h;                 // QKV, proj, FC1, FC2, two LayerNorms
+  const double root = 51200 * h + 1024 * h + 2 * h;         // tied embedding, positions, final norm
+  auto coll = [&](double bytes) { return alpha + 7.0 / 8 * bytes / busbw; };
+  const IterationCosts costs = iteration_costs(m, c, j, p, prof);
+  const StageTime& st = costs.stages[0];
+  // Forward: the root unit and each layer gathered (bf16 weights); backward: every layer but
+  // the last one of the forward gathered again, every layer's and the root's fp32 gradients
+  // reduce-scattered.
+  CHECK(st.dp_forward_s == Approx(coll(2 * root) + 4 * coll(2 * layer)));
+  CHECK(st.dp_backward_s == Approx(3 * coll(2 * layer) + 4 * coll(4 * layer) + coll(4 * root)));
+  CHECK(costs.dp_s[0] == 0);  // nothing left for after the last backward
+
+  SECTION("with prefetch each gather runs under the previous layer's compute") {
+    j.overlap = load_stack("pytorch-fsdp").overlap;
+    const IterationCosts pre = iteration_costs(m, c, j, p, prof);
+    const double sigma = 24.0 / 108;
+    const double ag = coll(2 * layer), rs = coll(4 * layer);
+    // A layer's forward (8 x 1024 tokens, 25 GFLOP) outlasts its 25 MB gather: hidden, at the
+    // cost of the SMs it holds. The first gather of the pass has nothing under it.
+    const double fwd_layer = (pre.stages[0].forward_s) / 4;  // embedding and head are cheap
+    REQUIRE(ag < 0.5 * fwd_layer);
+    CHECK(pre.stages[0].dp_forward_s == Approx(coll(2 * root) + ag + 3 * sigma * ag).epsilon(1e-9));
+    CHECK(pre.stages[0].dp_backward_s ==
+          Approx(3 * sigma * (ag + rs) + rs + coll(4 * root)).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("ZeRO-3 throughput per GPU falls as data parallelism grows at a fixed global batch") {
+  // Llama 2 7B on a DGX H100 SuperPOD with TorchTitan's FSDP2, 512 sequences per iteration: more
+  // ranks per gather mean more ring steps and the network's bandwidth instead of NVLink's, so
+  // the backward's gathers and reduce-scatters outgrow the compute they hide under.
+  const ModelSpec m = load_model("llama2-7b");
+  const ClusterSpec c = load_cluster("dgx-h100-superpod");
+  const EfficiencyProfile prof = load_profile("h100-megatron");
+  JobSpec j;
+  j.global_batch = 512;
+  j.framework = "torchtitan";
+  j.overlap = load_stack("torchtitan").overlap;
+  double last = 1e300;
+  for (int64_t dp : {8, 64, 512}) {
+    const PlanSpec p = test::PlanBuilder(1, 1, dp).batches(1, 512 / dp).zero(3);
+    const Prediction pr = predict(m, c, j, p, prof);
+    const double per_gpu = pr.tokens_per_s / static_cast<double>(dp);
+    INFO("dp " << dp << ": " << per_gpu << " tokens/s/GPU, exposed DP " << pr.time.dp_comm_exposed_s);
+    CHECK(per_gpu < last);
+    last = per_gpu;
+  }
+}
+
+TEST_CASE("TP communication under the GEMMs beside it costs only its SMs when the GEMMs are longer") {
+  // MT-NLG's layers (h 20480) on tp 8 with SP: a layer's GEMMs take ~10 ms per micro-batch,
+  // its all-gathers and reduce-scatters well under 1 ms, so all of it hides.
+  const ModelSpec m = load_model("mt-nlg-530b");
+  const ClusterSpec c = load_cluster("dgx-a100-superpod");
+  const EfficiencyProfile prof = load_profile("a100-megatron");
+  JobSpec j;
+  j.global_batch = 1920;
+  const PlanSpec p = test::PlanBuilder(8, 35, 8).batches(1, 240).sequence_parallel().recompute(Recompute::selective);
+  j.overlap = nothing_overlapped();
+  const IterationCosts plain = iteration_costs(m, c, j, p, prof);
+  j.overlap = only_tp();
+  const IterationCosts over = iteration_costs(m, c, j, p, prof);
+  CHECK(over.stages[10].tp_comm_s == Approx(24.0 / 108 * plain.stages[10].tp_comm_s));
+  // Without SP there is nothing Transformer Engine's overlap splits: unchanged.
+  const PlanSpec no_sp = test::PlanBuilder(8, 35, 8).batches(1, 240);
+  j.overlap = nothing_overlapped();
+  const double before = iteration_costs(m, c, j, no_sp, prof).stages[10].tp_comm_s;
+  j.overlap = only_tp();
+  CHECK(iteration_costs(m, c, j, no_sp, prof).stages[10].tp_comm_s == Approx(before));
+}
+
+TEST_CASE("the distributed optimizer's reduce-scatter and gather hide but for their last bucket") {
+  // MT-NLG with ZeRO-1 and Megatron-Core's overlaps at micro-batch 16: a stage's 15B parameters
+  // on tp 8 are 1.9B per rank, 48 buckets of 40M; each collective is hidden under a micro-batch's
+  // backward or forward but for one bucket, and slows that compute by 24/108 of the rest.
+  const ModelSpec m = load_model("mt-nlg-530b");
+  const ClusterSpec c = load_cluster("dgx-a100-superpod");
+  const EfficiencyProfile prof = load_profile("a100-megatron");
+  JobSpec j;
+  j.global_batch = 1920;
+  j.overlap = load_stack("megatron-core").overlap;
+  const PlanSpec p = test::PlanBuilder(8, 35, 8).batches(16, 15).recompute(Recompute::full).zero(1);
+  const IterationCosts costs = iteration_costs(m, c, j, p, prof);
+  const double params = stage_params_per_rank(m, p, 10);
+  const double buckets = std::ceil(params / kDpBucketParams);
+  const double sigma = 24.0 / 108;
+  const double dp = costs.dp_s[10];  // reduce-scatter + all-gather
+  REQUIRE(dp < costs.stages[10].forward_s);
+  CHECK(costs.dp_exposed_s[10] == Approx(dp / buckets + sigma * dp * (1 - 1 / buckets)));
+  // Megatron-LM 2021 exposes all of it.
+  j.overlap = load_stack("megatron-lm").overlap;
+  CHECK(iteration_costs(m, c, j, p, prof).dp_exposed_s[10] == Approx(dp));
+}
+
+TEST_CASE("interleaved p2p runs under the next chunk's compute with Megatron-Core") {
+  const ModelSpec m = load_model("mt-nlg-530b");
+  const ClusterSpec c = load_cluster("dgx-a100-superpod");
+  const EfficiencyProfile prof = load_profile("a100-megatron");
+  JobSpec j;
+  j.global_batch = 1920;
+  j.overlap = load_stack("megatron-core").overlap;
+  // 105 layers: 3 per stage, vpp 3 puts one layer in each chunk; a 10 MB activation slice sent
+  // between nodes (tens of microseconds) hides under a layer's forward (tens of milliseconds).
+  const PlanSpec inter = test::PlanBuilder(8, 35, 8).batches(1, 240).interleaved(3);
+  CHECK(iteration_costs(m, c, j, inter, prof).p2p_exposed_fraction == 0);
+  // 1F1B keeps Megatron-Core's blocking sends.
+  const PlanSpec one = test::PlanBuilder(8, 35, 8).batches(1, 240);
+  CHECK(iteration_costs(m, c, j, one, prof).p2p_exposed_fraction == 1);
+}

@@ -18,6 +18,19 @@ namespace {
 
 StackOverlap nothing_overlapped() { return {}; }
 
+// MT-NLG 530B on the DGX A100 SuperPOD, global batch 1920, with the stack's overlaps.
+struct MtNlg {
+  ModelSpec m = load_model("mt-nlg-530b");
+  ClusterSpec c = load_cluster("dgx-a100-superpod");
+  EfficiencyProfile prof = load_profile("a100-megatron");
+  JobSpec j;
+  explicit MtNlg(const std::string& stack) {
+    j.global_batch = 1920;
+    j.overlap = load_stack(stack).overlap;
+  }
+  IterationCosts costs(const PlanSpec& p) const { return iteration_costs(m, c, j, p, prof); }
+};
+
 StackOverlap only_tp() {
   StackOverlap o;
   o.tp_comm = true;
@@ -133,60 +146,44 @@ TEST_CASE("ZeRO-3 throughput per GPU falls as data parallelism grows at a fixed 
 TEST_CASE("TP communication under the GEMMs beside it costs only its SMs when the GEMMs are longer") {
   // MT-NLG's layers (h 20480) on tp 8 with SP: a layer's GEMMs take ~10 ms per micro-batch,
   // its all-gathers and reduce-scatters well under 1 ms, so all of it hides.
-  const ModelSpec m = load_model("mt-nlg-530b");
-  const ClusterSpec c = load_cluster("dgx-a100-superpod");
-  const EfficiencyProfile prof = load_profile("a100-megatron");
-  JobSpec j;
-  j.global_batch = 1920;
+  MtNlg s("megatron-lm");
   const PlanSpec p = test::PlanBuilder(8, 35, 8).batches(1, 240).sequence_parallel().recompute(Recompute::selective);
-  j.overlap = nothing_overlapped();
-  const IterationCosts plain = iteration_costs(m, c, j, p, prof);
-  j.overlap = only_tp();
-  const IterationCosts over = iteration_costs(m, c, j, p, prof);
+  const IterationCosts plain = s.costs(p);
+  s.j.overlap = only_tp();
+  const IterationCosts over = s.costs(p);
   CHECK(over.stages[10].tp_comm_s == Approx(24.0 / 108 * plain.stages[10].tp_comm_s));
   // Without SP there is nothing Transformer Engine's overlap splits: unchanged.
   const PlanSpec no_sp = test::PlanBuilder(8, 35, 8).batches(1, 240);
-  j.overlap = nothing_overlapped();
-  const double before = iteration_costs(m, c, j, no_sp, prof).stages[10].tp_comm_s;
-  j.overlap = only_tp();
-  CHECK(iteration_costs(m, c, j, no_sp, prof).stages[10].tp_comm_s == Approx(before));
+  s.j.overlap = nothing_overlapped();
+  const double before = s.costs(no_sp).stages[10].tp_comm_s;
+  s.j.overlap = only_tp();
+  CHECK(s.costs(no_sp).stages[10].tp_comm_s == Approx(before));
 }
 
 TEST_CASE("the distributed optimizer's reduce-scatter and gather hide but for their last bucket") {
   // MT-NLG with ZeRO-1 and Megatron-Core's overlaps at micro-batch 16: a stage's 15B parameters
   // on tp 8 are 1.9B per rank, 48 buckets of 40M; each collective is hidden under a micro-batch's
   // backward or forward but for one bucket, and slows that compute by 24/108 of the rest.
-  const ModelSpec m = load_model("mt-nlg-530b");
-  const ClusterSpec c = load_cluster("dgx-a100-superpod");
-  const EfficiencyProfile prof = load_profile("a100-megatron");
-  JobSpec j;
-  j.global_batch = 1920;
-  j.overlap = load_stack("megatron-core").overlap;
+  MtNlg s("megatron-core");
   const PlanSpec p = test::PlanBuilder(8, 35, 8).batches(16, 15).recompute(Recompute::full).zero(1);
-  const IterationCosts costs = iteration_costs(m, c, j, p, prof);
-  const double params = stage_params_per_rank(m, p, 10);
+  const IterationCosts costs = s.costs(p);
+  const double params = stage_params_per_rank(s.m, p, 10);
   const double buckets = std::ceil(params / kDpBucketParams);
   const double sigma = 24.0 / 108;
   const double dp = costs.dp_s[10];  // reduce-scatter + all-gather
   REQUIRE(dp < costs.stages[10].forward_s);
   CHECK(costs.dp_exposed_s[10] == Approx(dp / buckets + sigma * dp * (1 - 1 / buckets)));
   // Megatron-LM 2021 exposes all of it.
-  j.overlap = load_stack("megatron-lm").overlap;
-  CHECK(iteration_costs(m, c, j, p, prof).dp_exposed_s[10] == Approx(dp));
+  CHECK(MtNlg("megatron-lm").costs(p).dp_exposed_s[10] == Approx(dp));
 }
 
 TEST_CASE("interleaved p2p runs under the next chunk's compute with Megatron-Core") {
-  const ModelSpec m = load_model("mt-nlg-530b");
-  const ClusterSpec c = load_cluster("dgx-a100-superpod");
-  const EfficiencyProfile prof = load_profile("a100-megatron");
-  JobSpec j;
-  j.global_batch = 1920;
-  j.overlap = load_stack("megatron-core").overlap;
+  const MtNlg s("megatron-core");
   // 105 layers: 3 per stage, vpp 3 puts one layer in each chunk; a 10 MB activation slice sent
   // between nodes (tens of microseconds) hides under a layer's forward (tens of milliseconds).
   const PlanSpec inter = test::PlanBuilder(8, 35, 8).batches(1, 240).interleaved(3);
-  CHECK(iteration_costs(m, c, j, inter, prof).p2p_exposed_fraction == 0);
+  CHECK(s.costs(inter).p2p_exposed_fraction == 0);
   // 1F1B keeps Megatron-Core's blocking sends.
   const PlanSpec one = test::PlanBuilder(8, 35, 8).batches(1, 240);
-  CHECK(iteration_costs(m, c, j, one, prof).p2p_exposed_fraction == 1);
+  CHECK(s.costs(one).p2p_exposed_fraction == 1);
 }

@@ -45,6 +45,14 @@ const char* to_string(Attention a) {
   return "?";
 }
 
+const char* to_string(Kernels k) {
+  switch (k) {
+    case Kernels::fused: return "fused";
+    case Kernels::eager: return "eager";
+  }
+  return "?";
+}
+
 int bytes_per_param(ParamBytesConvention c) {
   switch (c) {
     case ParamBytesConvention::b16: return 16;

@@ -230,7 +230,7 @@ ClusterSpec read_cluster(JsonObjectReader& r) {
 
 JobSpec read_job(JsonObjectReader& r) {
   expect_keys(r, {"global_batch", "tokens", "dtype", "optimizer", "price_per_gpu_hour_usd",
-                  "bytes_per_param", "framework", "attention"});
+                  "bytes_per_param", "framework", "attention", "kernels"});
   JobSpec j;
   j.global_batch = r.get_int("global_batch", 1, Limits::max_global_batch);
   j.tokens = r.get_number_or("tokens", 0, Limits::max_tokens, 0);
@@ -248,6 +248,9 @@ JobSpec read_job(JsonObjectReader& r) {
                     ? (r.get_enum("attention", {"unfused", "fused"}) == "fused" ? Attention::fused
                                                                                : Attention::unfused)
                     : stack.attention;
+  j.kernels = r.has("kernels")
+                  ? (r.get_enum("kernels", {"fused", "eager"}) == "eager" ? Kernels::eager : Kernels::fused)
+                  : stack.kernels;
   j.overlap = stack.overlap;
   return j;
 }
@@ -258,6 +261,8 @@ StackSpec read_stack(JsonObjectReader& r) {
   s.source = r.get_string_or("source", "");
   s.attention = r.get_enum("attention", {"unfused", "fused"}) == "fused" ? Attention::fused
                                                                         : Attention::unfused;
+  s.kernels = r.get_enum_or("kernels", {"fused", "eager"}, "fused") == "eager" ? Kernels::eager
+                                                                             : Kernels::fused;
   if (r.has("overlap")) {
     JsonObjectReader o = r.object("overlap");
     expect_keys(o, {"grad_reduce", "param_gather", "sharded_prefetch", "tp_comm", "p2p",
@@ -371,7 +376,8 @@ json to_json(const JobSpec& j) {
           {"price_per_gpu_hour_usd", j.price_per_gpu_hour_usd},
           {"bytes_per_param", bytes_per_param(j.bytes_per_param)},
           {"framework", j.framework},
-          {"attention", to_string(j.attention)}};
+          {"attention", to_string(j.attention)},
+          {"kernels", to_string(j.kernels)}};
 }
 
 json to_json(const PlanSpec& p) {

@@ -109,6 +109,11 @@ void read_row_job(JsonObjectReader& r, PublishedRun& run, std::vector<std::strin
   const StackSpec stack = stack_or_default(run.stack);
   run.job.attention = stack.attention;
   run.job.overlap = stack.overlap;
+  // The row's own kernels where the source says (torch.compile on an eager stack), else the stack's.
+  run.job.kernels = r.has("kernels") ? (r.get_enum("kernels", {"fused", "eager"}) == "eager"
+                                            ? Kernels::eager
+                                            : Kernels::fused)
+                                     : stack.kernels;
 }
 
 void read_row_plan(JsonObjectReader& p, PublishedRun& run, std::vector<std::string>& reasons) {

@@ -51,6 +51,7 @@ struct LayerDims {
   double n_ln;  // elements a norm / residual kernel touches on this rank (÷t with SP)
   double e;     // activation bytes per element
   bool fused;   // FlashAttention-style attention core
+  ElementwiseBytes eb;
 };
 
 LayerDims dims(const ModelSpec& m, const ShardShape& sh) {
@@ -66,8 +67,53 @@ LayerDims dims(const ModelSpec& m, const ShardShape& sh) {
   L.n_ln = L.s * L.b * L.h / (sh.sequence_parallel ? L.t : 1.0);
   L.e = sh.act_bytes;
   L.fused = sh.fused_attention;
+  L.eb = elementwise_bytes(m, L.e, sh.eager);
   return L;
 }
+
+}  // namespace
+
+ElementwiseBytes elementwise_bytes(const ModelSpec& m, double e, bool eager) {
+  ElementwiseBytes b{};
+  // Fused: a norm reads x and writes y (backward reads x and dy, writes dx); RoPE reads and
+  // writes q and k; SwiGLU reads both halves and writes silu(a) * b (backward reads a, b and the
+  // gradient and writes both gradients); the fp32 cross-entropy casts, reduces and writes the
+  // log-softmax (backward: softmax - one-hot, cast back).
+  b.norm_fwd = 2 * e;
+  b.norm_bwd = 3 * e;
+  b.rope_fwd = 2 * e;
+  b.rope_bwd = 2 * e;
+  b.swiglu_fwd = 3 * e;
+  b.swiglu_bwd = 5 * e;
+  b.loss_fwd = e + 4 * 4;
+  b.loss_bwd = 4 + 4 + e;
+  if (!eager) return b;
+  // PyTorch eager, one kernel per op (TorchTitan's Llama, torchtitan/models/llama/model.py).
+  // RMSNorm: x.float() (e + 4), pow(2) (4 + 4), mean (4), x * rsqrt(...) (4 + 4), type_as (4 + e),
+  // * weight (e + e): 28 + 4e. Its autograd backward: the weight's mul (dx = g*w, dw = sum(g*y):
+  // 4e), type_as (e + 4), the rsqrt mul (g*r: 4 + 4; sum(g*x): 4 + 4), pow (4 + 4 + 4), the two
+  // paths' sum (4 + 4 + 4), float() (4 + e): 48 + 6e. nn.LayerNorm is one PyTorch kernel each way,
+  // as fused.
+  if (m.norm == Norm::rmsnorm) {
+    b.norm_fwd = 28 + 4 * e;
+    b.norm_bwd = 48 + 6 * e;
+  }
+  // apply_rotary_emb on q and k: float() (e + 4), the complex product (4 + 4), type_as (4 + e);
+  // backward the same three in reverse.
+  b.rope_fwd = 16 + 2 * e;
+  b.rope_bwd = 16 + 2 * e;
+  // silu(w1 x) * w3 x: silu (e + e), mul (2e + e); backward: mul (g*b and g*silu(a): 2 x 3e),
+  // silu's (a and the gradient in, the gradient out: 3e).
+  b.swiglu_fwd = 5 * e;
+  b.swiglu_bwd = 9 * e;
+  // F.cross_entropy(pred.float()): the cast (e + 4), log_softmax (two passes and the output:
+  // 4 + 4 + 4), nll; backward: nll's gradient written (4), log_softmax's (4 + 4 + 4), cast (4 + e).
+  b.loss_fwd = 16 + e;
+  b.loss_bwd = 20 + e;
+  return b;
+}
+
+namespace {
 
 // Fused (FlashAttention-2, Dao 2023) attention core on this rank, causal. Forward: QK^T and PV
 // over the blocks at or below the diagonal, i.e. half of 2 x (2 b a s^2 d) FLOPs, reading Q, K, V
@@ -110,13 +156,13 @@ std::vector<Op> layer_forward(const ModelSpec& m, const LayerDims& L, std::vecto
   const bool swiglu = m.activation == Activation::swiglu;
   const double fc1_n = swiglu ? 2 * L.f_local : L.f_local;
 
-  add_mem(fwd, "ln1", Phase::forward, L.n_ln * 2 * L.e, 8 * L.n_ln);
-  add_mem(bwd, "ln1.bwd", Phase::backward_data, L.n_ln * 3 * L.e, 12 * L.n_ln);
+  add_mem(fwd, "ln1", Phase::forward, L.n_ln * L.eb.norm_fwd, 8 * L.n_ln);
+  add_mem(bwd, "ln1.bwd", Phase::backward_data, L.n_ln * L.eb.norm_bwd, 12 * L.n_ln);
   add_linear(fwd, bwd, "qkv", sb, qkv_n, L.h);
   if (m.position == Position::rope) {
     const double qk = sb * (L.a_local + L.kv_local) * L.d;
-    add_mem(fwd, "rope", Phase::forward, qk * 2 * L.e, 3 * qk);
-    add_mem(bwd, "rope.bwd", Phase::backward_data, qk * 2 * L.e, 3 * qk);
+    add_mem(fwd, "rope", Phase::forward, qk * L.eb.rope_fwd, 3 * qk);
+    add_mem(bwd, "rope.bwd", Phase::backward_data, qk * L.eb.rope_bwd, 3 * qk);
   }
   if (L.fused) {
     fused_attention_core(fwd, bwd, L);
@@ -135,13 +181,13 @@ std::vector<Op> layer_forward(const ModelSpec& m, const LayerDims& L, std::vecto
   add_mem(fwd, "bias_dropout_add1", Phase::forward, L.n_ln * (3 * L.e + kMaskBytes), 3 * L.n_ln);
   add_mem(bwd, "bias_dropout_add1.bwd", Phase::backward_data, L.n_ln * (2 * L.e + kMaskBytes),
           L.n_ln);
-  add_mem(fwd, "ln2", Phase::forward, L.n_ln * 2 * L.e, 8 * L.n_ln);
-  add_mem(bwd, "ln2.bwd", Phase::backward_data, L.n_ln * 3 * L.e, 12 * L.n_ln);
+  add_mem(fwd, "ln2", Phase::forward, L.n_ln * L.eb.norm_fwd, 8 * L.n_ln);
+  add_mem(bwd, "ln2.bwd", Phase::backward_data, L.n_ln * L.eb.norm_bwd, 12 * L.n_ln);
   add_linear(fwd, bwd, "fc1", sb, fc1_n, L.h);
   const double ff = sb * L.f_local;
   if (swiglu) {
-    add_mem(fwd, "swiglu", Phase::forward, ff * 3 * L.e, 6 * ff);
-    add_mem(bwd, "swiglu.bwd", Phase::backward_data, ff * 5 * L.e, 10 * ff);
+    add_mem(fwd, "swiglu", Phase::forward, ff * L.eb.swiglu_fwd, 6 * ff);
+    add_mem(bwd, "swiglu.bwd", Phase::backward_data, ff * L.eb.swiglu_bwd, 10 * ff);
   } else {
     add_mem(fwd, "bias_gelu", Phase::forward, ff * 2 * L.e, 10 * ff);
     add_mem(bwd, "bias_gelu.bwd", Phase::backward_data, ff * 3 * L.e, 14 * ff);
@@ -209,6 +255,7 @@ ShardShape shard_shape(const ModelSpec& m, const JobSpec& j, const PlanSpec& p) 
   s.act_bytes = (j.dtype == Dtype::fp32 || j.dtype == Dtype::tf32) ? 4.0 : 2.0;
   s.padded_vocab = padded_vocab(m.vocab, p.tp);
   s.fused_attention = j.attention == Attention::fused;
+  s.eager = j.kernels == Kernels::eager;
   return s;
 }
 
@@ -273,16 +320,16 @@ std::vector<Op> head_ops(const ModelSpec& m, const ShardShape& s) {
   const double h = static_cast<double>(m.hidden);
   const double v_local = static_cast<double>(s.padded_vocab) / static_cast<double>(s.tp);
   const double n_ln = sb * h / (s.sequence_parallel ? static_cast<double>(s.tp) : 1.0);
-  const double e = s.act_bytes;
-  add_mem(ops, "final_ln", Phase::forward, n_ln * 2 * e, 8 * n_ln);
-  add_mem(ops, "final_ln.bwd", Phase::backward_data, n_ln * 3 * e, 12 * n_ln);
+  const ElementwiseBytes eb = elementwise_bytes(m, s.act_bytes, s.eager);
+  add_mem(ops, "final_ln", Phase::forward, n_ln * eb.norm_fwd, 8 * n_ln);
+  add_mem(ops, "final_ln.bwd", Phase::backward_data, n_ln * eb.norm_bwd, 12 * n_ln);
   std::vector<Op> bwd;
   add_linear(ops, bwd, "logits", sb, v_local, h);
   // Vocab-parallel cross-entropy in fp32: cast, max, exp-sum, log-softmax and loss (Megatron-LM
   // vocab_parallel_cross_entropy), then the gradient softmax - one_hot cast back to 16 bits.
   const double logits = sb * v_local;
-  add_mem(ops, "cross_entropy", Phase::forward, logits * (e + 4 * 4), 6 * logits);
-  add_mem(ops, "cross_entropy.bwd", Phase::backward_data, logits * (4 + 4 + e), 2 * logits);
+  add_mem(ops, "cross_entropy", Phase::forward, logits * eb.loss_fwd, 6 * logits);
+  add_mem(ops, "cross_entropy.bwd", Phase::backward_data, logits * eb.loss_bwd, 2 * logits);
   ops.insert(ops.end(), bwd.begin(), bwd.end());
   return ops;
 }

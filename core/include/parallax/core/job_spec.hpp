@@ -18,6 +18,12 @@ enum class ParamBytesConvention { b16, b18, b20 };
 // 2022); fused tiles them in on-chip memory (FlashAttention, cuDNN fused attention) and stores none.
 enum class Attention { unfused, fused };
 
+// How the stack runs the element-wise work around the GEMMs (norms, activation, rotary
+// embedding, the loss): fused kernels (Megatron-LM, Transformer Engine, Apex, torch.compile,
+// flash-attn's cross-entropy) read and write each tensor about once; PyTorch eager runs the
+// module's op sequence, one kernel per op, each a round trip to HBM (costmodel/src/ops.cpp).
+enum class Kernels { fused, eager };
+
 // What the stack runs under compute instead of after it (presets/stacks/, "overlap"). Each
 // overlapped collective costs max(the part with nothing to run under, its time - the compute it
 // runs under), and slows that compute while they share the GPU: the collective's comm_ctas thread
@@ -55,12 +61,15 @@ struct JobSpec {
   std::string framework = "megatron-lm";
   // From the stack's preset (presets/stacks/) unless the job says otherwise.
   Attention attention = Attention::unfused;
+  // From the stack's preset unless the job says otherwise.
+  Kernels kernels = Kernels::fused;
   // From the stack's preset; nothing overlapped for a stack without one.
   StackOverlap overlap;
 };
 
 const char* to_string(ParamBytesConvention c);
 const char* to_string(Attention a);
+const char* to_string(Kernels k);
 int bytes_per_param(ParamBytesConvention c);
 
 }  // namespace parallax

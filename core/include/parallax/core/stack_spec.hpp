@@ -11,6 +11,7 @@ struct StackSpec {
   std::string name;
   std::string source;  // where each property comes from
   Attention attention = Attention::unfused;
+  Kernels kernels = Kernels::fused;
   StackOverlap overlap;
 };
 

@@ -59,7 +59,19 @@ struct ShardShape {
   double act_bytes = 2;  // bytes per activation element (2 for bf16/fp16)
   int64_t padded_vocab = 0;
   bool fused_attention = false;  // the job's stack tiles attention (FlashAttention)
+  bool eager = false;            // element-wise work op by op (PyTorch eager), not fused kernels
 };
+
+// Bytes per element the element-wise kernels of a layer and the loss move, with e bytes per
+// activation element: fused kernels read and write each tensor about once; PyTorch eager runs the
+// module's op sequence (derivations in ops.cpp).
+struct ElementwiseBytes {
+  double norm_fwd, norm_bwd;      // per normalised element
+  double rope_fwd, rope_bwd;      // per element of q and k
+  double swiglu_fwd, swiglu_bwd;  // per element of the FFN's hidden activation
+  double loss_fwd, loss_bwd;      // per logit
+};
+ElementwiseBytes elementwise_bytes(const ModelSpec& m, double e, bool eager);
 
 ShardShape shard_shape(const ModelSpec& m, const JobSpec& j, const PlanSpec& p);
 // Megatron-LM pads the vocabulary to a multiple of 128 * tp.

@@ -39,6 +39,13 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
       ->capture_default_str();
   app.add_option("--zero", o.zero, "ZeRO stage 0-3 (1 = distributed optimizer)")
       ->capture_default_str();
+  app.add_option("--first-stage-layers", o.first_stage_layers,
+                 "layers on the first pipeline stage (0 = the even share; Megatron-LM "
+                 "--decoder-first-pipeline-num-layers)")
+      ->capture_default_str();
+  app.add_option("--last-stage-layers", o.last_stage_layers,
+                 "layers on the last pipeline stage (0 = the even share)")
+      ->capture_default_str();
   app.add_option("--schedule", o.schedule, "gpipe|1f1b|interleaved (default 1f1b; interleaved when vpp > 1)");
   app.add_option("--order", o.order, "rank placement order, innermost first")->capture_default_str();
 }

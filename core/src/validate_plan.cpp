@@ -114,6 +114,10 @@ class PlanChecker {
     if (p_.vpp > 1) fail(path, "an uneven pipeline split does not combine with interleaving (vpp " + n(p_.vpp) + ")");
     const int64_t rest_stages = p_.pp - (f > 0) - (l > 0);
     const int64_t rest_layers = m_.layers - f - l;
+    if (rest_layers < rest_stages)
+      fail(path, "first (" + n(f) + ") + last (" + n(l) + ") stage layers leave " + n(std::max<int64_t>(0, rest_layers)) +
+                     " of the model's " + n(m_.layers) + " layers for the other " + n(rest_stages) +
+                     " stages, which need at least one each");
     if (rest_stages == 0) {
       if (rest_layers != 0)
         fail(path, "first (" + n(f) + ") + last (" + n(l) + ") stage layers must equal layers (" +

@@ -143,6 +143,15 @@ std::vector<StageMemory> stage_memory(const ModelSpec& m, const JobSpec& j, cons
       // 16-bit logits, their fp32 copy and the fp32 softmax kept for the backward.
       buffers += sb * v_local * (sh.act_bytes + 4 + 4);
     }
+    if (p.zero >= 3 && p.dp > 1) {
+      // ZeRO-3 / FSDP: the layer being computed and the one prefetched are whole (16-bit weights),
+      // one layer's full gradients wait for their reduce-scatter, and the unit outside the layers
+      // (embeddings, head) stays gathered through the micro-batch.
+      const double layer = layer_params_per_rank(m, p.tp);
+      const double root = std::max(
+          0.0, sm.params - static_cast<double>(stage_layers(m.layers, p, k)) * layer);
+      buffers += (2 * layer + root) * pb.weights + layer * pb.grads;
+    }
     sm.buffers_bytes = buffers;
     out.push_back(sm);
   }

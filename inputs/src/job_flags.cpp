@@ -27,6 +27,8 @@ std::string flag_for_path(const std::string& path) {
       {"$.plan.recompute", "--recompute"},
       {"$.plan.recompute_layers", "--recompute-layers"},
       {"$.plan.zero", "--zero"},
+      {"$.plan.first_stage_layers", "--first-stage-layers"},
+      {"$.plan.last_stage_layers", "--last-stage-layers"},
       {"$.plan.schedule", "--schedule"},
       {"$.plan.order", "--order"},
       {"$.job.global_batch", "--global-batch"},
@@ -115,6 +117,10 @@ Resolved resolve(const PlanOptions& o) {
                          {"recompute_layers",
                           parse_int("--recompute-layers", o.recompute_layers, 0, Limits::max_layers)},
                          {"zero", parse_int("--zero", o.zero, 0, 3)},
+                         {"first_stage_layers", parse_int("--first-stage-layers", o.first_stage_layers,
+                                                          0, Limits::max_layers)},
+                         {"last_stage_layers", parse_int("--last-stage-layers", o.last_stage_layers,
+                                                         0, Limits::max_layers)},
                          {"order", o.order}};
   if (!o.schedule.empty()) plan["schedule"] = o.schedule;
   try {

@@ -164,6 +164,8 @@ TEST_CASE("bad command-line values: one line naming the flag and the rule, exit 
       {"predict --sp --tp 1 --pp 1 --gpus 8 --global-batch 8", "--sp"},
       {"predict --bytes-per-param 17", "--bytes-per-param"},
       {"predict --zero 3 --pp 35", "ZeRO"},
+      {"predict --pp 4 --gpus 1024 --first-stage-layers 200", "--first-stage-layers"},
+      {"predict --pp 4 --gpus 1024 --first-stage-layers 27 --last-stage-layers 27", "--"},
       {"predict --framework nosuch", "--stack: no entry for stack \"nosuch\""},
       {"predict --stack nosuch", "--stack: no entry for stack \"nosuch\""},
       {"validate --runs /nonexistent.json", "cannot read file"},
@@ -281,6 +283,15 @@ TEST_CASE("the nodes flag asks about a preset cluster at another size") {
   const Result p = run("predict --model gpt3-175b --cluster dgx-h100-superpod --gpus 6144 --tp 8 --pp 8 "
                        "--global-batch 1536");
   CHECK(p.code == 2);
+}
+
+TEST_CASE("uneven pipeline stages from the command line: 105 layers as 27, 26, 26, 26") {
+  // MT-NLG's 105 layers on pp 4: the first stage takes 27, the last 26, the two between split
+  // the other 52 evenly.
+  const Result r = run("predict --pp 4 --gpus 1024 --first-stage-layers 27 --last-stage-layers 26");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("first=27") != std::string::npos);
+  CHECK(r.out.find("last=26") != std::string::npos);
 }
 
 TEST_CASE("presets list and show") {

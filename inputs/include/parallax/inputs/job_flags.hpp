@@ -25,6 +25,9 @@ struct PlanOptions {
   std::string recompute = "full";
   std::string recompute_layers = "0";
   std::string zero = "0";
+  // Uneven pipeline split (Megatron-LM --decoder-first/last-pipeline-num-layers): 0 = even.
+  std::string first_stage_layers = "0";
+  std::string last_stage_layers = "0";
   std::string schedule;  // default: interleaved when vpp > 1, else 1f1b
   std::string order = "tp-dp-pp";
   std::string dtype = "bf16";

@@ -187,3 +187,19 @@ TEST_CASE("interleaved p2p runs under the next chunk's compute with Megatron-Cor
   const PlanSpec one = test::PlanBuilder(8, 35, 8).batches(1, 240);
   CHECK(s.costs(one).p2p_exposed_fraction == 1);
 }
+
+TEST_CASE("ZeRO-3 memory holds two gathered layers, one layer's gradients and the embeddings") {
+  // 4 layers of h 1024 on dp 8, bf16 weights and fp32 gradients (18 bytes per parameter): the
+  // buffers grow by (2 layers + the root unit) x 2 bytes + a layer x 4 bytes over ZeRO-2's.
+  const ModelSpec m = test::gpt_shape("z3", 4, 1024, 16, 4096, 1024, 51200);
+  JobSpec j;
+  j.global_batch = 64;
+  const double h = 1024;
+  const double layer = 12 * h * h + 13 * h;
+  const double root = 51200 * h + 1024 * h + 2 * h;
+  const PlanSpec z2 = test::PlanBuilder(1, 1, 8).batches(8, 1).zero(2);
+  const PlanSpec z3 = test::PlanBuilder(1, 1, 8).batches(8, 1).zero(3);
+  const StageMemory a = stage_memory(m, j, z2)[0], b = stage_memory(m, j, z3)[0];
+  CHECK(b.buffers_bytes - a.buffers_bytes == Approx((2 * layer + root) * 2 + layer * 4));
+  CHECK(b.weights_bytes == Approx((4 * layer + root) * 2 / 8));
+}

@@ -191,7 +191,7 @@ struct DpTraffic {
 
 DpTraffic dp_traffic(const EfficiencyProfile& pf, const PlanSpec& p,
                      const std::vector<GroupCost>& dp, double params, double layer_params,
-                     double layers, double grad_elem_bytes, double weight_elem_bytes) {
+                     double root, double grad_elem_bytes, double weight_elem_bytes) {
   DpTraffic t;
   if (p.dp <= 1) return t;
   const double grads = params * grad_elem_bytes;
@@ -207,7 +207,6 @@ DpTraffic dp_traffic(const EfficiencyProfile& pf, const PlanSpec& p,
       t.gather_s = max_coll_s(pf, dp, Collective::all_gather, weights);
       break;
     default: {
-      const double root = std::max(0.0, params - layers * layer_params);
       t.layer_gather_s = max_coll_s(pf, dp, Collective::all_gather, layer_params * weight_elem_bytes);
       t.layer_reduce_s = max_coll_s(pf, dp, Collective::reduce_scatter, layer_params * grad_elem_bytes);
       t.root_gather_s = max_coll_s(pf, dp, Collective::all_gather, root * weight_elem_bytes);
@@ -321,6 +320,7 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
   const double dp = static_cast<double>(p.dp);
   const double exposed_dp = 1 - prof.dp_overlap;
   const double layer_params = layer_params_per_rank(m, p.tp);
+  const double opt_rate = optimizer_rate(rates, prof);
 
   for (int64_t k = 0; k < p.pp; ++k) {
     const int64_t layers = stage_layers(m.layers, p, k);
@@ -353,7 +353,8 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
     const double params = stage_params_per_rank(m, p, k);
     const double n_layers = static_cast<double>(layers);
     const DpTraffic t = dp_traffic(prof, p, comm.dp_by_stage[static_cast<size_t>(k)], params,
-                                   layer_params, n_layers, grad_elem, pb.weights);
+                                   layer_params, stage_non_layer_params_per_rank(m, p, k),
+                                   grad_elem, pb.weights);
     const double buckets = std::max(1.0, std::ceil(params / kDpBucketParams));
     const double bwd = st.backward_s + st.recompute_s;
     // ZeRO-2: each micro-batch's gradients reduce-scattered under its backward (bucketed).
@@ -387,8 +388,7 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
                         : exposed_dp * t.reduce_s) +
         (ov.param_gather ? overlapped_time_s(t.gather_s, st.forward_s, t.gather_s / buckets, slowdown)
                          : exposed_dp * t.gather_s));
-    out.optimizer_s.push_back(params / (p.zero >= 1 ? dp : 1) * kOptimizerBytesPerParam /
-                              optimizer_rate(rates, prof));
+    out.optimizer_s.push_back(params / (p.zero >= 1 ? dp : 1) * kOptimizerBytesPerParam / opt_rate);
   }
 
   // Pipeline p2p: each TP rank sends its 1/t slice (Megatron-LM scatter/gather, or SP shards);

@@ -45,6 +45,11 @@ double stage_params_per_rank(const ModelSpec& m, const PlanSpec& p, int64_t stag
   return params;
 }
 
+double stage_non_layer_params_per_rank(const ModelSpec& m, const PlanSpec& p, int64_t stage) {
+  const double layers = static_cast<double>(stage_layers(m.layers, p, stage));
+  return std::max(0.0, stage_params_per_rank(m, p, stage) - layers * layer_params_per_rank(m, p.tp));
+}
+
 double layer_activation_bytes(const ModelSpec& m, int64_t micro_batch, int64_t tp, bool sp,
                               Recompute r, Attention attention) {
   const double s = static_cast<double>(m.seq_len);
@@ -148,8 +153,7 @@ std::vector<StageMemory> stage_memory(const ModelSpec& m, const JobSpec& j, cons
       // one layer's full gradients wait for their reduce-scatter, and the unit outside the layers
       // (embeddings, head) stays gathered through the micro-batch.
       const double layer = layer_params_per_rank(m, p.tp);
-      const double root = std::max(
-          0.0, sm.params - static_cast<double>(stage_layers(m.layers, p, k)) * layer);
+      const double root = stage_non_layer_params_per_rank(m, p, k);
       buffers += (2 * layer + root) * pb.weights + layer * pb.grads;
     }
     sm.buffers_bytes = buffers;

@@ -25,6 +25,9 @@ ParamBytes param_bytes(ParamBytesConvention c);
 double layer_params_per_rank(const ModelSpec& m, int64_t tp);
 // Parameters on pipeline stage `stage` of one tensor-parallel rank (stage_layers() of them).
 double stage_params_per_rank(const ModelSpec& m, const PlanSpec& p, int64_t stage);
+// Of those, the parameters outside the transformer layers (embeddings, final norm, output layer):
+// the unit ZeRO-3 / FSDP gathers and reduce-scatters beside the layers.
+double stage_non_layer_params_per_rank(const ModelSpec& m, const PlanSpec& p, int64_t stage);
 
 // Korthikanti et al. 2022 activation bytes of ONE layer for ONE micro-batch (16-bit activations):
 //   none, no SP:  s b h (10 + 24/t + 5 a s/(h t))      none, SP:  s b h/t (34 + 5 a s/h)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "parallax/core/attention_kernel_io.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/json_reader.hpp"
 #include "parallax/core/spec_json.hpp"
@@ -67,6 +68,10 @@ ClusterSpec load_cluster(const std::string& name_or_path) {
 }
 StackSpec load_stack(const std::string& name_or_path) {
   return load("stacks", name_or_path, &read_stack);
+}
+
+AttentionKernel load_attention_kernel(const std::string& name_or_path) {
+  return load("attention", name_or_path, &read_attention_kernel);
 }
 
 StackSpec stack_or_default(const std::string& stack_name) {

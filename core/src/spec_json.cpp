@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "json_text.hpp"
+#include "parallax/core/attention_kernel_io.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/presets.hpp"
 
@@ -110,7 +111,7 @@ ModelSpec read_model(JsonObjectReader& r) {
 
 GpuSpec read_gpu(JsonObjectReader& r) {
   expect_keys(r, {"name", "source", "peak_flops_per_s", "hbm_bytes", "hbm_bandwidth_bytes_per_s",
-                  "sm_count"});
+                  "sm_count", "arch"});
   GpuSpec g;
   g.name = r.get_string_or("name", "custom");
   g.source = r.get_string_or("source", "");
@@ -125,6 +126,9 @@ GpuSpec read_gpu(JsonObjectReader& r) {
   g.hbm_bytes = positive(r, "hbm_bytes", Limits::max_bytes);
   g.hbm_bandwidth_bytes_per_s = positive(r, "hbm_bandwidth_bytes_per_s", Limits::max_bytes_per_s);
   g.sm_count = r.get_int_or("sm_count", 1, kMaxSmCount, 0);
+  g.arch = r.get_string_or("arch", "");
+  if (r.has("arch") && !is_compute_capability(g.arch))
+    r.fail("arch", "must be a compute capability such as \"sm90\" (got \"" + g.arch + "\")");
   return g;
 }
 
@@ -230,7 +234,7 @@ ClusterSpec read_cluster(JsonObjectReader& r) {
 
 JobSpec read_job(JsonObjectReader& r) {
   expect_keys(r, {"global_batch", "tokens", "dtype", "optimizer", "price_per_gpu_hour_usd",
-                  "bytes_per_param", "framework", "attention", "kernels"});
+                  "bytes_per_param", "framework", "attention", "attention_kernel", "kernels"});
   JobSpec j;
   j.global_batch = r.get_int("global_batch", 1, Limits::max_global_batch);
   j.tokens = r.get_number_or("tokens", 0, Limits::max_tokens, 0);
@@ -252,6 +256,10 @@ JobSpec read_job(JsonObjectReader& r) {
                   ? (r.get_enum("kernels", {"fused", "eager"}) == "eager" ? Kernels::eager : Kernels::fused)
                   : stack.kernels;
   j.overlap = stack.overlap;
+  j.attention_kernel = r.get_string_or("attention_kernel", "");
+  if (r.has("attention_kernel") && j.attention_kernel.empty())
+    r.fail("attention_kernel", "must name an attention kernel preset");
+  j.attention_kernels = resolve_attention_kernels(j.attention_kernel, stack);
   return j;
 }
 
@@ -263,6 +271,7 @@ StackSpec read_stack(JsonObjectReader& r) {
                                                                         : Attention::unfused;
   s.kernels = r.get_enum_or("kernels", {"fused", "eager"}, "fused") == "eager" ? Kernels::eager
                                                                              : Kernels::fused;
+  if (r.has("attention_kernels")) read_stack_attention_kernels(r, s.attention_kernels);
   if (r.has("overlap")) {
     JsonObjectReader o = r.object("overlap");
     expect_keys(o, {"grad_reduce", "param_gather", "sharded_prefetch", "tp_comm", "p2p",
@@ -336,6 +345,7 @@ json to_json(const GpuSpec& g) {
           {"hbm_bytes", g.hbm_bytes},
           {"hbm_bandwidth_bytes_per_s", g.hbm_bandwidth_bytes_per_s}};
   if (g.sm_count > 0) out["sm_count"] = g.sm_count;
+  if (!g.arch.empty()) out["arch"] = g.arch;
   return out;
 }
 
@@ -369,7 +379,7 @@ json to_json(const ClusterSpec& c) {
 }
 
 json to_json(const JobSpec& j) {
-  return {{"global_batch", j.global_batch},
+  json out = {{"global_batch", j.global_batch},
           {"tokens", j.tokens},
           {"dtype", to_string(j.dtype)},
           {"optimizer", j.optimizer},
@@ -378,6 +388,8 @@ json to_json(const JobSpec& j) {
           {"framework", j.framework},
           {"attention", to_string(j.attention)},
           {"kernels", to_string(j.kernels)}};
+  if (!j.attention_kernel.empty()) out["attention_kernel"] = j.attention_kernel;
+  return out;
 }
 
 json to_json(const PlanSpec& p) {

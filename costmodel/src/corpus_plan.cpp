@@ -3,6 +3,7 @@
 #include <string>
 
 #include "corpus_row.hpp"
+#include "parallax/core/attention_kernel_io.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/core/spec_json.hpp"
@@ -114,6 +115,9 @@ void read_row_job(JsonObjectReader& r, PublishedRun& run, std::vector<std::strin
                                             ? Kernels::eager
                                             : Kernels::fused)
                                      : stack.kernels;
+  // The row's own attention kernel where the source says which ran (llm-foundry's attn_impl).
+  if (r.has("attention_kernel")) run.job.attention_kernel = r.get_string("attention_kernel");
+  run.job.attention_kernels = resolve_attention_kernels(run.job.attention_kernel, stack);
 }
 
 void read_row_plan(JsonObjectReader& p, PublishedRun& run, std::vector<std::string>& reasons) {

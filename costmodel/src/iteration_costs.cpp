@@ -8,6 +8,7 @@
 #include <string>
 
 #include "parallax/core/error.hpp"
+#include "parallax/costmodel/attention_efficiency.hpp"
 #include "parallax/costmodel/memory.hpp"
 #include "parallax/costmodel/ops.hpp"
 #include "parallax/topologies/topology.hpp"
@@ -28,6 +29,9 @@ struct Rates {
   const EfficiencyProfile* prof;
   double cache_fraction = 0;  // cache_resident_fraction() of the plan
   LayerKey layer;             // the model's layer dimensions (per-layer class efficiencies)
+  // The fused attention kernel the stack runs on this GPU (presets/attention/), or nullptr.
+  const AttentionKernel* attention_kernel = nullptr;
+  const std::string* arch = nullptr;  // the GPU's compute capability
 };
 
 // The class's cold and warm efficiency on the model's layers: their own measurement when the
@@ -69,12 +73,16 @@ double cold_op_time(const Op& op, const Rates& r) {
     return op_roofline_s(op, peak, r.mem_bytes_per_s) / (eff->first * r.scale);
   const double mem_s = op.bytes / (r.mem_bytes_per_s * pf.memory_bound_efficiency * r.scale);
   if (op.kind == OpKind::memory) return mem_s;
-  // Fused attention at the kernel's published efficiency (compute-bound: it moves Q, K, V, O).
+  // Fused attention at the published efficiency of the kernel the stack runs, at the op's head
+  // size (its contraction k) and sequence length (m); the profile's pair for a GPU no kernel
+  // measurement covers (compute-bound: it moves Q, K, V, O).
+  const GemmShape& g = op.shape;
   const bool flash = std::string_view(op.op_class).starts_with("flash_attention");
   const bool flash_bwd = flash && op.phase != Phase::forward && op.phase != Phase::recompute;
-  const double flash_eff = flash_bwd ? pf.fused_attention_backward : pf.fused_attention_forward;
+  double flash_eff = flash_bwd ? pf.fused_attention_backward : pf.fused_attention_forward;
+  if (flash && r.attention_kernel)
+    flash_eff = attention_kernel_efficiency(*r.attention_kernel, *r.arch, g.k, g.m, flash_bwd).value_or(0);
   if (flash && flash_eff > 0) return std::max(op.flops / (peak * flash_eff * r.scale), mem_s);
-  const GemmShape& g = op.shape;
   if (const GemmShapeEfficiency* e = pf.gemm_shape(gemm_role(op.phase), g.batch, g.m, g.n, g.k))
     return op.flops / (peak * e->efficiency * r.scale);
   const double eff = pf.gemm_efficiency(op.shape.min_dim());
@@ -226,6 +234,10 @@ Rates rates_for(const GpuSpec& gpu, const JobSpec& j, const EfficiencyProfile& p
   const double attention_peak = j.dtype == Dtype::fp8 ? gpu.peak(Dtype::bf16) : peak;
   Rates r{peak, attention_peak, gpu.hbm_bandwidth_bytes_per_s,
           prof.framework(j.framework).compute_efficiency_scale, &prof, 0, {}};
+  if (j.attention == Attention::fused) {
+    r.attention_kernel = attention_kernel_for(j.attention_kernels, gpu.arch);
+    r.arch = &gpu.arch;
+  }
   return r;
 }
 

@@ -46,6 +46,10 @@ TEST_CASE("gpu: memory", "[core][gpu]") {
   j.erase("hbm_bandwidth_bytes_per_s");
   require_input_error([&] { read_as(j, read_gpu); }, "$.hbm_bandwidth_bytes_per_s",
                       {"is required"});
+
+  j = base_gpu();
+  j["arch"] = "hopper";
+  require_input_error([&] { read_as(j, read_gpu); }, "$.arch", {"compute capability", "hopper"});
 }
 
 TEST_CASE("gpu: write then read round trips", "[core][gpu][roundtrip]") {
@@ -53,7 +57,9 @@ TEST_CASE("gpu: write then read round trips", "[core][gpu][roundtrip]") {
             .source = "s",
             .peak_flops_per_s = {66.9e12, 494.7e12, 989.4e12, 989.4e12, 1978.9e12},
             .hbm_bytes = 80.0 * (1ull << 30),
-            .hbm_bandwidth_bytes_per_s = 3.35e12 + 0.1};
+            .hbm_bandwidth_bytes_per_s = 3.35e12 + 0.1,
+            .sm_count = 132,
+            .arch = "sm90"};
   const json j = to_json(g);
   const GpuSpec back = read_as(parse_json_text(j.dump(), "g.json"), read_gpu);
   CHECK(back.name == g.name);
@@ -61,6 +67,8 @@ TEST_CASE("gpu: write then read round trips", "[core][gpu][roundtrip]") {
   CHECK(back.peak_flops_per_s == g.peak_flops_per_s);
   CHECK(back.hbm_bytes == g.hbm_bytes);
   CHECK(back.hbm_bandwidth_bytes_per_s == g.hbm_bandwidth_bytes_per_s);
+  CHECK(back.sm_count == 132);
+  CHECK(back.arch == "sm90");
   CHECK(to_json(back) == j);
 
   g.peak_flops_per_s[static_cast<int>(Dtype::fp8)] = 0;  // no fp8: left out, read back as 0

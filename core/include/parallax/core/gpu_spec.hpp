@@ -20,6 +20,9 @@ struct GpuSpec {
   // some of them (the stack's comm_ctas), and GEMM tiles are scheduled over them in waves.
   // 0 = not given (CPU devices): no overlap slowdown is charged.
   int64_t sm_count = 0;
+  // Compute capability ("sm80" A100, "sm90" H100/H200, "sm100" B200/GB200): which measurements of
+  // a fused attention kernel apply (presets/attention/). Empty = not given (CPU devices).
+  std::string arch;
 
   double peak(Dtype d) const { return peak_flops_per_s[static_cast<int>(d)]; }
 };

@@ -2,6 +2,9 @@
 // What is being trained: batch, tokens, precision, optimizer, price, and the software stack.
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "parallax/core/attention_kernel.hpp"
 
 #include "parallax/core/gpu_spec.hpp"
 
@@ -61,6 +64,13 @@ struct JobSpec {
   std::string framework = "megatron-lm";
   // From the stack's preset (presets/stacks/) unless the job says otherwise.
   Attention attention = Attention::unfused;
+  // The fused attention kernel the job names ("attention_kernel"), for every GPU; empty = the
+  // stack's choice per architecture.
+  std::string attention_kernel;
+  // The kernels that choice resolves to, each with the measurements of the architectures it runs
+  // on (read_job loads them from presets/attention/); the first with points for the GPU's
+  // architecture applies.
+  std::vector<AttentionKernel> attention_kernels;
   // From the stack's preset unless the job says otherwise.
   Kernels kernels = Kernels::fused;
   // From the stack's preset; nothing overlapped for a stack without one.

@@ -1,5 +1,5 @@
 #pragma once
-// Presets are JSON files under presets/{models,gpus,clusters,profiles}/, embedded into the binary
+// Presets are JSON files under presets/{models,gpus,clusters,profiles,stacks,attention}/, embedded into the binary
 // at build time (cmake/EmbedPresets.cmake). A name given by a user is either a preset name or a
 // path to a JSON file of the same kind.
 #include <span>
@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "parallax/core/attention_kernel.hpp"
 #include "parallax/core/cluster_spec.hpp"
 #include "parallax/core/gpu_spec.hpp"
 #include "parallax/core/model_spec.hpp"
@@ -33,6 +34,7 @@ ModelSpec load_model(const std::string& name_or_path);
 GpuSpec load_gpu(const std::string& name_or_path);
 ClusterSpec load_cluster(const std::string& name_or_path);
 StackSpec load_stack(const std::string& name_or_path);
+AttentionKernel load_attention_kernel(const std::string& name_or_path);
 // The stack preset of that name; for a name no preset has, a stack with unfused attention and
 // nothing overlapped (a stack Parallax knows nothing about is not assumed to have fused kernels
 // or overlaps).

@@ -66,10 +66,11 @@ std::vector<AttentionKernel> resolve_attention_kernels(const std::string& job_ke
   std::vector<AttentionKernel> out;
   // Named architectures first, each kernel keeping only the points of its own architecture;
   // then "*", keeping the points of architectures no entry names.
-  for (const auto& [arch, name] : stack.attention_kernels) {
+  for (const auto& entry : stack.attention_kernels) {
+    const std::string& arch = entry.first;
     if (arch == "*") continue;
-    AttentionKernel k = load_attention_kernel(name);
-    std::erase_if(k.points, [&](const AttentionKernelPoint& p) { return p.arch != arch; });
+    AttentionKernel k = load_attention_kernel(entry.second);
+    std::erase_if(k.points, [&arch](const AttentionKernelPoint& p) { return p.arch != arch; });
     out.push_back(std::move(k));
   }
   if (const auto any = stack.attention_kernels.find("*"); any != stack.attention_kernels.end()) {

@@ -256,6 +256,7 @@ JobSpec read_job(JsonObjectReader& r) {
                   ? (r.get_enum("kernels", {"fused", "eager"}) == "eager" ? Kernels::eager : Kernels::fused)
                   : stack.kernels;
   j.overlap = stack.overlap;
+  j.fp8 = stack.fp8;
   j.attention_kernel = r.get_string_or("attention_kernel", "");
   if (r.has("attention_kernel") && j.attention_kernel.empty())
     r.fail("attention_kernel", "must name an attention kernel preset");
@@ -272,6 +273,15 @@ StackSpec read_stack(JsonObjectReader& r) {
   s.kernels = r.get_enum_or("kernels", {"fused", "eager"}, "fused") == "eager" ? Kernels::eager
                                                                              : Kernels::fused;
   if (r.has("attention_kernels")) read_stack_attention_kernels(r, s.attention_kernels);
+  if (r.has("fp8")) {
+    JsonObjectReader f = r.object("fp8");
+    s.fp8.scaling = f.get_enum("scaling", {"delayed", "current"}) == "current" ? Fp8Scaling::current
+                                                                               : Fp8Scaling::delayed;
+    s.fp8.weight_cast_per_micro_batch =
+        f.get_enum("weight_cast", {"per_iteration", "per_micro_batch"}) == "per_micro_batch";
+    if (f.get_string("source").empty()) f.fail("source", "must say where the recipe comes from");
+    f.finish();
+  }
   if (r.has("overlap")) {
     JsonObjectReader o = r.object("overlap");
     expect_keys(o, {"grad_reduce", "param_gather", "sharded_prefetch", "tp_comm", "p2p",

@@ -110,6 +110,14 @@ void read_row_job(JsonObjectReader& r, PublishedRun& run, std::vector<std::strin
   const StackSpec stack = stack_or_default(run.stack);
   run.job.attention = stack.attention;
   run.job.overlap = stack.overlap;
+  run.job.fp8 = stack.fp8;
+  // TorchTitan's async TP (the row says): TP collectives overlapped with the GEMMs beside them.
+  if (r.has("async_tp")) run.job.overlap.tp_comm = r.get_bool("async_tp");
+  // The row's own fp8 scaling where the source names the recipe (Megatron-Bridge's fp8cs).
+  if (r.has("fp8_scaling"))
+    run.job.fp8.scaling = r.get_enum("fp8_scaling", {"delayed", "current"}) == "current"
+                              ? Fp8Scaling::current
+                              : Fp8Scaling::delayed;
   // The row's own kernels where the source says (torch.compile on an eager stack), else the stack's.
   run.job.kernels = r.has("kernels") ? (r.get_enum("kernels", {"fused", "eager"}) == "eager"
                                             ? Kernels::eager

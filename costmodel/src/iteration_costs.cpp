@@ -20,10 +20,11 @@ namespace {
 // fp32 grad read (4), 16-bit weight written (2), gradient-norm read (4) and zeroing (4).
 
 struct Rates {
+  // The job's dtype's peak, except in an fp8 job: there only the linear layers' GEMMs (Op::fp8)
+  // run at the fp8 peak; attention and the output layer keep 16 bits (Transformer Engine's
+  // fp8_autocast around the layers, torchao's Float8Linear with the output layer filtered out).
   double peak_flops_per_s;
-  // Attention's products run in 16 bits even when the job's dtype is fp8 (FP8 recipes cast the
-  // linear layers' GEMMs: Transformer Engine's fp8_autocast, torchao's Float8Linear).
-  double attention_peak_flops_per_s;
+  double fp8_peak_flops_per_s;
   double mem_bytes_per_s;
   double scale;
   const EfficiencyProfile* prof;
@@ -63,7 +64,7 @@ bool is_attention(const Op& op) {
 }
 
 double op_peak(const Op& op, const Rates& r) {
-  return is_attention(op) ? r.attention_peak_flops_per_s : r.peak_flops_per_s;
+  return op.fp8 ? r.fp8_peak_flops_per_s : r.peak_flops_per_s;
 }
 
 double cold_op_time(const Op& op, const Rates& r) {
@@ -231,8 +232,8 @@ Rates rates_for(const GpuSpec& gpu, const JobSpec& j, const EfficiencyProfile& p
     throw InputError("job", "$.job.dtype",
                      std::string("GPU ") + gpu.name + " has no " + to_string(j.dtype) + " math");
   }
-  const double attention_peak = j.dtype == Dtype::fp8 ? gpu.peak(Dtype::bf16) : peak;
-  Rates r{peak, attention_peak, gpu.hbm_bandwidth_bytes_per_s,
+  const bool fp8 = j.dtype == Dtype::fp8;
+  Rates r{fp8 ? gpu.peak(Dtype::bf16) : peak, peak, gpu.hbm_bandwidth_bytes_per_s,
           prof.framework(j.framework).compute_efficiency_scale, &prof, 0, {}};
   if (j.attention == Attention::fused) {
     r.attention_kernel = attention_kernel_for(j.attention_kernels, gpu.arch);
@@ -305,7 +306,7 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
   rates.cache_fraction = cache_resident_fraction(m, j, p, prof);
   rates.layer = layer_key(m, p.tp);
   out.cache_fraction = rates.cache_fraction;
-  out.peak_flops_per_s = rates.peak_flops_per_s;
+  out.peak_flops_per_s = c.gpu.peak(j.dtype);
   const ShardShape sh = shard_shape(m, j, p);
   const PlanComm& comm = topo.plan_comm(p);
 
@@ -400,7 +401,13 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
                         : exposed_dp * t.reduce_s) +
         (ov.param_gather ? overlapped_time_s(t.gather_s, st.forward_s, t.gather_s / buckets, slowdown)
                          : exposed_dp * t.gather_s));
-    out.optimizer_s.push_back(params / (p.zero >= 1 ? dp : 1) * kOptimizerBytesPerParam / opt_rate);
+    // Weights cast to fp8 once per iteration (Transformer Engine), after the optimizer step.
+    const double weight_cast_bytes =
+        sh.fp8 && !j.fp8.weight_cast_per_micro_batch
+            ? n_layers * layer_params * fp8_cast_bytes_per_element(j.fp8, pb.weights)
+            : 0;
+    out.optimizer_s.push_back(
+        (params / (p.zero >= 1 ? dp : 1) * kOptimizerBytesPerParam + weight_cast_bytes) / opt_rate);
   }
 
   // Pipeline p2p: each TP rank sends its 1/t slice (Megatron-LM scatter/gather, or SP shards);

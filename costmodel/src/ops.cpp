@@ -48,6 +48,9 @@ void add_linear(std::vector<Op>& fwd, std::vector<Op>& bwd, const std::string& n
 
 struct LayerDims {
   double b, s, h, a_local, kv_local, d, f_local, t;
+  bool fp8;
+  bool sp;  // sequence parallel
+  Fp8Recipe recipe;
   double n_ln;  // elements a norm / residual kernel touches on this rank (÷t with SP)
   double e;     // activation bytes per element
   bool fused;   // FlashAttention-style attention core
@@ -67,6 +70,9 @@ LayerDims dims(const ModelSpec& m, const ShardShape& sh) {
   L.n_ln = L.s * L.b * L.h / (sh.sequence_parallel ? L.t : 1.0);
   L.e = sh.act_bytes;
   L.fused = sh.fused_attention;
+  L.fp8 = sh.fp8;
+  L.sp = sh.sequence_parallel;
+  L.recipe = sh.fp8_recipe;
   L.eb = elementwise_bytes(m, L.e, sh.eager);
   return L;
 }
@@ -115,6 +121,31 @@ ElementwiseBytes elementwise_bytes(const ModelSpec& m, double e, bool eager) {
 
 namespace {
 
+// A linear layer of the transformer block: in an fp8 job its three GEMMs run in fp8 and each
+// fp8 input is cast first (Fp8Recipe): the activation X [M,K] in forward and the output gradient
+// dY [M,N] in backward are read in 16 bits (e) and written as fp8 plus its fp8 transpose (2),
+// after a separate amax read (e) under current scaling; the weight [K,N] the same way per micro-
+// batch when the recipe casts it there (per iteration: in the optimizer step). With sequence
+// parallelism the tensor a TP collective gathers (the column-parallel layer's input, the
+// row-parallel layer's output gradient) is cast on this rank's 1/t shard before the gather
+// (Transformer Engine's fp8 all-gather of the norm's output; torchao's Float8ColwiseParallel and
+// Float8RowwiseParallel).
+enum class TpSplit { column, row };
+void add_layer_linear(std::vector<Op>& fwd, std::vector<Op>& bwd, const std::string& name,
+                      const LayerDims& L, TpSplit split, double m, double n, double k) {
+  const size_t f0 = fwd.size(), b0 = bwd.size();
+  add_linear(fwd, bwd, name, m, n, k);
+  if (!L.fp8) return;
+  fwd[f0].fp8 = bwd[b0].fp8 = bwd[b0 + 1].fp8 = true;
+  const double per_elem = fp8_cast_bytes_per_element(L.recipe, L.e);
+  const double x = m * k / (L.sp && split == TpSplit::column ? L.t : 1.0);
+  const double dy = m * n / (L.sp && split == TpSplit::row ? L.t : 1.0);
+  add_mem(fwd, "fp8_cast." + name, Phase::forward, x * per_elem, 2 * x);
+  if (L.recipe.weight_cast_per_micro_batch)
+    add_mem(fwd, "fp8_cast." + name + ".weight", Phase::forward, k * n * per_elem, 2 * k * n);
+  add_mem(bwd, "fp8_cast." + name + ".bwd", Phase::backward_data, dy * per_elem, 2 * dy);
+}
+
 // Fused (FlashAttention-2, Dao 2023) attention core on this rank, causal. Forward: QK^T and PV
 // over the blocks at or below the diagonal, i.e. half of 2 x (2 b a s^2 d) FLOPs, reading Q, K, V
 // and writing O and the fp32 row log-sum-exp, never an s x s tensor. Backward: the scores again
@@ -158,7 +189,7 @@ std::vector<Op> layer_forward(const ModelSpec& m, const LayerDims& L, std::vecto
 
   add_mem(fwd, "ln1", Phase::forward, L.n_ln * L.eb.norm_fwd, 8 * L.n_ln);
   add_mem(bwd, "ln1.bwd", Phase::backward_data, L.n_ln * L.eb.norm_bwd, 12 * L.n_ln);
-  add_linear(fwd, bwd, "qkv", sb, qkv_n, L.h);
+  add_layer_linear(fwd, bwd, "qkv", L, TpSplit::column, sb, qkv_n, L.h);
   if (m.position == Position::rope) {
     const double qk = sb * (L.a_local + L.kv_local) * L.d;
     add_mem(fwd, "rope", Phase::forward, qk * L.eb.rope_fwd, 3 * qk);
@@ -177,13 +208,13 @@ std::vector<Op> layer_forward(const ModelSpec& m, const LayerDims& L, std::vecto
     add_gemm(bwd, "attn.scores.dgrad_q", Phase::backward_data, {L.b * L.a_local, L.s, L.d, L.s});
     add_gemm(bwd, "attn.scores.dgrad_k", Phase::backward_data, {L.b * L.a_local, L.s, L.d, L.s});
   }
-  add_linear(fwd, bwd, "proj", sb, L.h, L.a_local * L.d);
+  add_layer_linear(fwd, bwd, "proj", L, TpSplit::row, sb, L.h, L.a_local * L.d);
   add_mem(fwd, "bias_dropout_add1", Phase::forward, L.n_ln * (3 * L.e + kMaskBytes), 3 * L.n_ln);
   add_mem(bwd, "bias_dropout_add1.bwd", Phase::backward_data, L.n_ln * (2 * L.e + kMaskBytes),
           L.n_ln);
   add_mem(fwd, "ln2", Phase::forward, L.n_ln * L.eb.norm_fwd, 8 * L.n_ln);
   add_mem(bwd, "ln2.bwd", Phase::backward_data, L.n_ln * L.eb.norm_bwd, 12 * L.n_ln);
-  add_linear(fwd, bwd, "fc1", sb, fc1_n, L.h);
+  add_layer_linear(fwd, bwd, "fc1", L, TpSplit::column, sb, fc1_n, L.h);
   const double ff = sb * L.f_local;
   if (swiglu) {
     add_mem(fwd, "swiglu", Phase::forward, ff * L.eb.swiglu_fwd, 6 * ff);
@@ -192,7 +223,7 @@ std::vector<Op> layer_forward(const ModelSpec& m, const LayerDims& L, std::vecto
     add_mem(fwd, "bias_gelu", Phase::forward, ff * 2 * L.e, 10 * ff);
     add_mem(bwd, "bias_gelu.bwd", Phase::backward_data, ff * 3 * L.e, 14 * ff);
   }
-  add_linear(fwd, bwd, "fc2", sb, L.h, L.f_local);
+  add_layer_linear(fwd, bwd, "fc2", L, TpSplit::row, sb, L.h, L.f_local);
   add_mem(fwd, "bias_dropout_add2", Phase::forward, L.n_ln * (3 * L.e + kMaskBytes), 3 * L.n_ln);
   add_mem(bwd, "bias_dropout_add2.bwd", Phase::backward_data, L.n_ln * (2 * L.e + kMaskBytes),
           L.n_ln);
@@ -236,7 +267,12 @@ const char* op_class_of(const std::string& n) {
   if (starts("rope")) return bwd ? "rope.bwd" : "rope";
   if (starts("embedding")) return bwd ? "embedding.bwd" : "embedding";
   if (starts("cross_entropy")) return "cross_entropy";
+  if (starts("fp8_cast")) return bwd ? "fp8_cast.bwd" : "fp8_cast";
   return "gemm";
+}
+
+double fp8_cast_bytes_per_element(const Fp8Recipe& r, double e) {
+  return e + 2 + (r.scaling == Fp8Scaling::current ? e : 0);
 }
 
 double GemmShape::min_dim() const { return std::min({m, n, k}); }
@@ -256,6 +292,8 @@ ShardShape shard_shape(const ModelSpec& m, const JobSpec& j, const PlanSpec& p) 
   s.padded_vocab = padded_vocab(m.vocab, p.tp);
   s.fused_attention = j.attention == Attention::fused;
   s.eager = j.kernels == Kernels::eager;
+  s.fp8 = j.dtype == Dtype::fp8;
+  s.fp8_recipe = j.fp8;
   return s;
 }
 

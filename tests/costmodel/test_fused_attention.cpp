@@ -108,8 +108,11 @@ TEST_CASE("fused attention runs at the profile's efficiency without a kernel, an
   gemm.shape = {1, 8192, 8192, 8192};
   gemm.flops = 2.0 * 8192 * 8192 * 8192;
   gemm.bytes = 2.0 * 3 * 8192 * 8192;
+  const Op plain = gemm;  // not a linear layer's (the output layer's logits): 16 bits
+  gemm.fp8 = true;
   CHECK(op_time_s(gemm, gpu, fp8, prof) ==
         Approx(op_time_s(gemm, gpu, bf16, prof) * gpu.peak(Dtype::bf16) / gpu.peak(Dtype::fp8)));
+  CHECK(op_time_s(plain, gpu, fp8, prof) == Approx(op_time_s(plain, gpu, bf16, prof)));
 }
 
 TEST_CASE("stacks say how they compute attention; a job may say otherwise") {

@@ -53,6 +53,20 @@ struct StackOverlap {
   bool operator==(const StackOverlap&) const = default;
 };
 
+// How the stack runs an fp8 job (presets/stacks/, "fp8"): the four linear layers' forward, dgrad
+// and wgrad GEMMs in fp8, attention and the output layer in 16 bits. Each fp8 GEMM input is cast
+// from 16 bits to fp8 with its transpose (Hopper's fp8 MMA takes only the TN layout): the
+// activation in forward, the output gradient in backward, the weight once per iteration
+// (Transformer Engine caches it over micro-batches) or per micro-batch (torchao's Float8Linear).
+// Delayed scaling takes the scale from past amax history inside the cast kernel; current
+// (dynamic) scaling reads the tensor once more for its amax first.
+enum class Fp8Scaling { delayed, current };
+struct Fp8Recipe {
+  Fp8Scaling scaling = Fp8Scaling::delayed;
+  bool weight_cast_per_micro_batch = false;
+  bool operator==(const Fp8Recipe&) const = default;
+};
+
 struct JobSpec {
   int64_t global_batch = 0;  // sequences per iteration
   double tokens = 0;         // total training tokens; 0 = not given
@@ -75,6 +89,8 @@ struct JobSpec {
   Kernels kernels = Kernels::fused;
   // From the stack's preset; nothing overlapped for a stack without one.
   StackOverlap overlap;
+  // From the stack's preset; used when dtype is fp8.
+  Fp8Recipe fp8;
 };
 
 const char* to_string(ParamBytesConvention c);

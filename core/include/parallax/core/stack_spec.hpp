@@ -17,6 +17,7 @@ struct StackSpec {
   // ("sm90" -> "cudnn"); "*" is any architecture not listed.
   std::map<std::string, std::string> attention_kernels;
   StackOverlap overlap;
+  Fp8Recipe fp8;
 };
 
 }  // namespace parallax

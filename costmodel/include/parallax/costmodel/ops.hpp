@@ -42,6 +42,7 @@ struct Op {
   double flops = 0;
   double bytes = 0;  // HBM traffic of the kernel
   GemmShape shape;   // gemm only
+  bool fp8 = false;  // a linear layer's GEMM of an fp8 job: runs at the fp8 peak
 };
 
 struct CommOp {
@@ -60,6 +61,8 @@ struct ShardShape {
   int64_t padded_vocab = 0;
   bool fused_attention = false;  // the job's stack tiles attention (FlashAttention)
   bool eager = false;            // element-wise work op by op (PyTorch eager), not fused kernels
+  bool fp8 = false;              // the layers' linear GEMMs in fp8, with their casts
+  Fp8Recipe fp8_recipe;
 };
 
 // Bytes per element the element-wise kernels of a layer and the loss move, with e bytes per
@@ -72,6 +75,9 @@ struct ElementwiseBytes {
   double loss_fwd, loss_bwd;      // per logit
 };
 ElementwiseBytes elementwise_bytes(const ModelSpec& m, double e, bool eager);
+// Bytes one fp8 cast moves per element of a 16-bit (e bytes) tensor: read it, write its fp8 copy
+// and fp8 transpose, plus one more read for the amax under current scaling.
+double fp8_cast_bytes_per_element(const Fp8Recipe& r, double e);
 
 ShardShape shard_shape(const ModelSpec& m, const JobSpec& j, const PlanSpec& p);
 // Megatron-LM pads the vocabulary to a multiple of 128 * tp.

@@ -1,0 +1,131 @@
+// FP8 recipes in the cost model, derived by hand: which GEMMs run at the fp8 peak, the casts each
+// fp8 input costs (delayed or current scaling, weights per iteration or per micro-batch), and the
+// shard a cast works on under sequence parallelism.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "parallax/core/presets.hpp"
+#include "parallax/core/spec_json.hpp"
+#include "parallax/costmodel/iteration_costs.hpp"
+#include "parallax/costmodel/memory.hpp"
+#include "parallax/costmodel/ops.hpp"
+#include "spec_builders.hpp"
+
+using namespace parallax;
+
+namespace {
+
+// s 1024, h 1024, a 16, f 4096, GELU: qkv N = 3h, fc1 N = f.
+const ModelSpec kModel = test::gpt_shape("t", 2, 1024, 16, 4096, 1024, 51200);
+
+JobSpec fp8_job(Fp8Scaling scaling, bool weight_per_mb) {
+  JobSpec j;
+  j.dtype = Dtype::fp8;
+  j.fp8.scaling = scaling;
+  j.fp8.weight_cast_per_micro_batch = weight_per_mb;
+  return j;
+}
+
+const Op* find(const std::vector<Op>& v, const std::string& name) {
+  for (const Op& o : v)
+    if (o.name == name) return &o;
+  return nullptr;
+}
+
+std::vector<Op> ops_for(const JobSpec& j, int64_t tp, bool sp) {
+  const PlanSpec p = test::PlanBuilder(tp, 1).batches(1, 1).sequence_parallel(sp);
+  return layer_ops(kModel, shard_shape(kModel, j, p), Recompute::none);
+}
+
+}  // namespace
+
+TEST_CASE("fp8: the linear layers' three GEMMs run in fp8, attention and the output layer do not") {
+  const JobSpec j = fp8_job(Fp8Scaling::delayed, false);
+  const std::vector<Op> v = ops_for(j, 1, false);
+  for (const char* n : {"qkv", "qkv.dgrad", "qkv.wgrad", "proj", "fc1", "fc1.wgrad", "fc2.dgrad"}) {
+    INFO(n);
+    REQUIRE(find(v, n));
+    CHECK(find(v, n)->fp8);
+  }
+  CHECK_FALSE(find(v, "attn.scores")->fp8);
+  const PlanSpec p = test::PlanBuilder(1, 1).batches(1, 1);
+  const std::vector<Op> head = head_ops(kModel, shard_shape(kModel, j, p));
+  CHECK_FALSE(find(head, "logits")->fp8);
+  // A bf16 job has no fp8 GEMMs and no casts.
+  JobSpec bf16;
+  for (const Op& o : ops_for(bf16, 1, false)) {
+    CHECK_FALSE(o.fp8);
+    CHECK(std::string(o.op_class).rfind("fp8_cast", 0) != 0);
+  }
+}
+
+TEST_CASE("fp8: each cast reads 16 bits and writes fp8 and its transpose; current scaling reads once more") {
+  const double s = 1024, h = 1024, f = 4096;
+  const std::vector<Op> d = ops_for(fp8_job(Fp8Scaling::delayed, false), 1, false);
+  // qkv's input X [s, h]: 2 + 1 + 1 bytes per element.
+  CHECK(find(d, "fp8_cast.qkv")->bytes == Approx(s * h * 4));
+  // fc2's input is the FFN activation [s, f]; its output gradient [s, h].
+  CHECK(find(d, "fp8_cast.fc2")->bytes == Approx(s * f * 4));
+  CHECK(find(d, "fp8_cast.fc2.bwd")->bytes == Approx(s * h * 4));
+  CHECK(find(d, "fp8_cast.fc1.bwd")->bytes == Approx(s * f * 4));
+  CHECK(std::string(find(d, "fp8_cast.fc2.bwd")->op_class) == "fp8_cast.bwd");
+  CHECK(find(d, "fp8_cast.fc2.bwd")->phase == Phase::backward_data);
+  // Weights cast per iteration: no per-micro-batch weight cast.
+  CHECK_FALSE(find(d, "fp8_cast.qkv.weight"));
+  // Current scaling: the amax pass reads the 16-bit tensor once more (6 bytes per element);
+  // weights cast per micro-batch: qkv's [h, 3h] weight.
+  const std::vector<Op> c = ops_for(fp8_job(Fp8Scaling::current, true), 1, false);
+  CHECK(find(c, "fp8_cast.qkv")->bytes == Approx(s * h * 6));
+  REQUIRE(find(c, "fp8_cast.qkv.weight"));
+  CHECK(find(c, "fp8_cast.qkv.weight")->bytes == Approx(h * 3 * h * 6));
+}
+
+TEST_CASE("fp8: under sequence parallelism the gathered tensor is cast on this rank's shard") {
+  const double s = 1024, h = 1024, f = 4096, t = 2;
+  const JobSpec j = fp8_job(Fp8Scaling::delayed, false);
+  const std::vector<Op> sp = ops_for(j, 2, true);
+  // Column-parallel (qkv, fc1): the input is all-gathered after its cast, s*h/t elements; the
+  // output gradient is this rank's [s, N/t].
+  CHECK(find(sp, "fp8_cast.qkv")->bytes == Approx(s * h / t * 4));
+  CHECK(find(sp, "fp8_cast.qkv.bwd")->bytes == Approx(s * 3 * h / t * 4));
+  // Row-parallel (proj, fc2): the input is local [s, K/t]; the output gradient is gathered, cast on s*h/t.
+  CHECK(find(sp, "fp8_cast.fc2")->bytes == Approx(s * f / t * 4));
+  CHECK(find(sp, "fp8_cast.fc2.bwd")->bytes == Approx(s * h / t * 4));
+  // Without SP the replicated input is cast whole on every rank.
+  CHECK(find(ops_for(j, 2, false), "fp8_cast.qkv")->bytes == Approx(s * h * 4));
+}
+
+TEST_CASE("fp8: weights cast once per iteration join the optimizer step's memory pass") {
+  const ClusterSpec c = load_cluster("dgx-h100-superpod");
+  const EfficiencyProfile prof = load_profile("h100-megatron");
+  const PlanSpec p = test::PlanBuilder(1, 1, 8).batches(1, 4);
+  JobSpec bf16;
+  bf16.global_batch = 32;
+  JobSpec fp8 = fp8_job(Fp8Scaling::delayed, false);
+  fp8.global_batch = 32;
+  const double opt_bf16 = iteration_costs(kModel, c, bf16, p, prof).optimizer_s[0];
+  const double opt_fp8 = iteration_costs(kModel, c, fp8, p, prof).optimizer_s[0];
+  // The step moves kOptimizerBytesPerParam per parameter; the cast adds (2 + 2) per layer weight.
+  const double params = stage_params_per_rank(kModel, p, 0);
+  const double cast = 2 * layer_params_per_rank(kModel, 1) * 4;
+  CHECK(opt_fp8 / opt_bf16 == Approx((params * kOptimizerBytesPerParam + cast) / (params * kOptimizerBytesPerParam)));
+  // Cast per micro-batch instead: nothing added to the step.
+  fp8.fp8.weight_cast_per_micro_batch = true;
+  CHECK(iteration_costs(kModel, c, fp8, p, prof).optimizer_s[0] == Approx(opt_bf16));
+}
+
+TEST_CASE("fp8: stacks carry their recipe; a bad one names the field") {
+  auto job = [](nlohmann::json j) {
+    JsonObjectReader r(j, "job.json");
+    return read_job(r);
+  };
+  CHECK(job({{"global_batch", 8}, {"framework", "torchtitan"}}).fp8.scaling == Fp8Scaling::current);
+  CHECK(job({{"global_batch", 8}, {"framework", "torchtitan"}}).fp8.weight_cast_per_micro_batch);
+  CHECK(job({{"global_batch", 8}, {"framework", "megatron-core"}}).fp8.scaling == Fp8Scaling::delayed);
+  CHECK_FALSE(job({{"global_batch", 8}, {"framework", "megatron-core"}}).fp8.weight_cast_per_micro_batch);
+  nlohmann::json st = {{"name", "s"}, {"source", "x"}, {"attention", "fused"},
+                       {"fp8", {{"scaling", "tensorwise"}, {"weight_cast", "per_iteration"}, {"source", "y"}}}};
+  JsonObjectReader r(st, "stack.json");
+  CHECK_THROWS_WITH(read_stack(r), Catch::Contains("$.fp8.scaling"));
+}

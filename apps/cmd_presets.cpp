@@ -14,7 +14,7 @@ struct PresetsArgs {
   std::string name;
 };
 
-const char* const kKinds[] = {"models", "gpus", "clusters", "profiles", "stacks"};
+const char* const kKinds[] = {"models", "gpus", "clusters", "profiles", "stacks", "attention"};
 
 void run_presets(const PresetsArgs& a) {
   if (a.action == "list") {

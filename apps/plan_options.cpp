@@ -19,6 +19,9 @@ void add_job_options(CLI::App& app, PlanOptions& o, bool with_gpus) {
   app.add_option("--stack,--framework", o.framework,
                  "software stack: presets/stacks/ says how it computes attention, the profile holds "
                  "its scale (default: the profile's, megatron-lm on the GPU profiles)");
+  app.add_option("--attention-kernel", o.attention_kernel,
+                 "fused attention kernel (presets/attention/: flash-attention-2, flash-attention-3, "
+                 "cudnn, triton-flash) or JSON file; default: the stack's for the GPU");
   app.add_option("--tokens", o.tokens, "total training tokens");
   app.add_option("--price", o.price, "price per GPU-hour (USD)");
   app.add_option("--profile", o.profile, "efficiency profile preset or JSON file (default: the cluster's)");

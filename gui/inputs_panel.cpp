@@ -121,6 +121,13 @@ InputsPanel::InputsPanel(QWidget* parent) : QWidget(parent) {
                      "software stack (--stack): how it computes attention (presets/stacks/) and "
                      "its entry in the profile; empty = the profile's own");
   jf->addRow("stack", framework_);
+  std::vector<std::string> kernels = {""};
+  for (const std::string& k : preset_names("attention")) kernels.push_back(k);
+  attention_kernel_ = combo("attention_kernel", kernels, true,
+                            "fused attention kernel (--attention-kernel): presets/attention/ name or "
+                            "JSON file; empty = the stack's for the GPU");
+  attention_kernel_->lineEdit()->setPlaceholderText("the stack's");
+  jf->addRow("attention kernel", attention_kernel_);
   std::vector<std::string> profiles = {""};
   for (const std::string& p : preset_names("profiles")) profiles.push_back(p);
   profile_ = combo("profile", profiles, true,
@@ -179,7 +186,7 @@ InputsPanel::InputsPanel(QWidget* parent) : QWidget(parent) {
   connect(model_, &QComboBox::currentTextChanged, this, &InputsPanel::on_model_changed);
   connect(cluster_, &QComboBox::currentTextChanged, this, &InputsPanel::on_cluster_changed);
   connect(nodes_, &QLineEdit::textChanged, this, &InputsPanel::on_cluster_changed);
-  for (QComboBox* c : {dtype_, bytes_per_param_, framework_, profile_}) {
+  for (QComboBox* c : {dtype_, bytes_per_param_, framework_, attention_kernel_, profile_}) {
     connect(c, &QComboBox::currentTextChanged, this, &InputsPanel::emit_changed);
   }
   connect(gpus_, &QLineEdit::textChanged, this, &InputsPanel::on_gpus_text_changed);
@@ -201,6 +208,7 @@ WhatIfInputs InputsPanel::inputs() const {
   o.dtype = ss(dtype_->currentText());
   o.bytes_per_param = ss(bytes_per_param_->currentText());
   o.framework = ss(framework_->currentText());
+  o.attention_kernel = ss(attention_kernel_->currentText());
   o.profile = ss(profile_->currentText());
   w.custom_shape = custom_shape_->isChecked();
   w.shape = {ss(shape_.at("layers")->text()),  ss(shape_.at("hidden")->text()),
@@ -251,6 +259,7 @@ void InputsPanel::set_inputs(const WhatIfInputs& w) {
   set_combo_text(dtype_, o.dtype);
   set_combo_text(bytes_per_param_, o.bytes_per_param);
   set_combo_text(framework_, o.framework);
+  set_combo_text(attention_kernel_, o.attention_kernel);
   set_combo_text(profile_, o.profile);
   const SearchFlags& s = w.search;
   const std::string modes = "," + s.recompute_allowed + ",";
@@ -343,7 +352,7 @@ QWidget* InputsPanel::field_for(const InputError& e) const {
       {"--gpus", gpus_},           {"--global-batch", global_batch_}, {"--nodes", nodes_},
       {"--tokens", tokens_},       {"--price", price_},
       {"--dtype", dtype_},         {"--bytes-per-param", bytes_per_param_},
-      {"--stack", framework_}, {"--profile", profile_},
+      {"--stack", framework_}, {"--attention-kernel", attention_kernel_}, {"--profile", profile_},
       {"--force-tp", force_tp_},   {"--force-pp", force_pp_},
       {"--recompute-allowed", recompute_}};
   if (const auto it = by_flag.find(e.path()); it != by_flag.end()) return it->second;

@@ -63,6 +63,7 @@ class InputsPanel : public QWidget {
   QComboBox* dtype_ = nullptr;
   QComboBox* bytes_per_param_ = nullptr;
   QComboBox* framework_ = nullptr;
+  QComboBox* attention_kernel_ = nullptr;
   QComboBox* profile_ = nullptr;
   QLineEdit* force_tp_ = nullptr;
   QLineEdit* force_pp_ = nullptr;

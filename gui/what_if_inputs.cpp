@@ -36,6 +36,7 @@ nlohmann::json session_json(const WhatIfInputs& w) {
           {"dtype", o.dtype},
           {"bytes_per_param", o.bytes_per_param},
           {"framework", o.framework},
+          {"attention_kernel", o.attention_kernel},
           {"recompute_allowed", s.recompute_allowed},
           {"sequence_parallel", !s.no_sp},
           {"allow_cross_node_tp", s.allow_cross_node_tp},
@@ -73,6 +74,7 @@ WhatIfInputs read_session(const nlohmann::json& j, const std::string& source) {
   o.dtype = r.get_string("dtype");
   o.bytes_per_param = r.get_string("bytes_per_param");
   o.framework = r.get_string("framework");
+  o.attention_kernel = r.get_string_or("attention_kernel", "");  // sessions saved before it have none
   s.recompute_allowed = r.get_string("recompute_allowed");
   s.no_sp = !r.get_bool("sequence_parallel");
   s.allow_cross_node_tp = r.get_bool("allow_cross_node_tp");

@@ -69,6 +69,14 @@ ResolvedJob resolve_job(const PlanOptions& o, const ModelSpec& model) {
                         {"dtype", o.dtype},
                         {"bytes_per_param", parse_int("--bytes-per-param", o.bytes_per_param, 1, 64)},
                         {"framework", stack}};
+  if (!o.attention_kernel.empty()) {
+    try {
+      (void)load_attention_kernel(o.attention_kernel);
+    } catch (const InputError& e) {
+      throw InputError("command line", "--attention-kernel", e.rule());
+    }
+    job["attention_kernel"] = o.attention_kernel;
+  }
   if (!o.tokens.empty()) job["tokens"] = parse_number("--tokens", o.tokens, 0, Limits::max_tokens);
   if (!o.price.empty()) job["price_per_gpu_hour_usd"] = parse_number("--price", o.price, 0, 1e6);
   try {

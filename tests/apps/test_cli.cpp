@@ -168,6 +168,7 @@ TEST_CASE("bad command-line values: one line naming the flag and the rule, exit 
       {"predict --pp 4 --gpus 1024 --first-stage-layers 27 --last-stage-layers 27", "--"},
       {"predict --framework nosuch", "--stack: no entry for stack \"nosuch\""},
       {"predict --stack nosuch", "--stack: no entry for stack \"nosuch\""},
+      {"predict --attention-kernel nosuch", "--attention-kernel: unknown attention preset"},
       {"validate --runs /nonexistent.json", "cannot read file"},
       {"presets show nosuch", "nosuch"},
       {"predict --no-such-flag", "no-such-flag"},
@@ -292,6 +293,24 @@ TEST_CASE("uneven pipeline stages from the command line: 105 layers as 27, 26, 2
   REQUIRE(r.code == 0);
   CHECK(r.out.find("first=27") != std::string::npos);
   CHECK(r.out.find("last=26") != std::string::npos);
+}
+
+TEST_CASE("the attention kernel from the command line: FlashAttention-3 beats FlashAttention-2 on H100") {
+  // The FA3 paper's Fig. 5 and 6 put FlashAttention-3 above FlashAttention-2 at every length on
+  // H100, so naming it can only shorten a fused-attention job's iteration.
+  const std::string job = "predict --model llama2-7b --cluster dgx-h100-superpod --gpus 8 --tp 1 --pp 1 "
+                          "--global-batch 8 --zero 1 --stack megatron-core --json";
+  const Result fa2 = run(job + " --attention-kernel flash-attention-2");
+  const Result fa3 = run(job + " --attention-kernel flash-attention-3");
+  REQUIRE(fa2.code == 0);
+  REQUIRE(fa3.code == 0);
+  const double t2 = nlohmann::json::parse(fa2.out)["iteration_time_s"].get<double>();
+  const double t3 = nlohmann::json::parse(fa3.out)["iteration_time_s"].get<double>();
+  CHECK(t3 < t2);
+  // Presets of the kind are listed and shown.
+  const Result l = run("presets list");
+  CHECK(l.out.find("flash-attention-3") != std::string::npos);
+  CHECK(run("presets show cudnn").code == 0);
 }
 
 TEST_CASE("presets list and show") {

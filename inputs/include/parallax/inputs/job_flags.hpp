@@ -33,6 +33,7 @@ struct PlanOptions {
   std::string dtype = "bf16";
   std::string bytes_per_param = "18";
   std::string framework;  // the software stack; default: the profile's (EfficiencyProfile::default_stack)
+  std::string attention_kernel;  // presets/attention/ name or file; default: the stack's per GPU
   std::string tokens;
   std::string price;
   std::string profile;  // default: the cluster's profile

@@ -42,6 +42,29 @@ TEST_CASE("stage_layers: first and last stages given, the rest split evenly") {
   CHECK(stage_layers(96, uneven(4, 0, 0), 2) == 24);
 }
 
+TEST_CASE("DeepSpeed's partition counting the two embedding layers: 70 layers on 12 stages") {
+  // DeepSpeed's PipelineModule with partition_method 'type:transformer|embedding' balances the 70
+  // blocks and the two EmbeddingPipe layers, 72 items, 6 per stage: the first stage holds the
+  // embedding and 5 blocks, the last 5 blocks and the tied output embedding. As a plan: first
+  // and last stage 5 layers, the 10 between 6 each.
+  ModelSpec m = load_model("gpt3-175b");
+  m.layers = 70;
+  PlanSpec p = uneven(12, 5, 5);
+  p.tp = 4;
+  int64_t total = 0;
+  for (int64_t k = 0; k < 12; ++k) {
+    CHECK(stage_layers(70, p, k) == (k == 0 || k == 11 ? 5 : 6));
+    total += stage_layers(70, p, k);
+  }
+  CHECK(total == 70);
+  JobSpec j;
+  j.global_batch = 64;
+  CHECK_NOTHROW(validate_plan(m, load_cluster("dgx-a100-superpod"), j, p, p.gpus(), "test"));
+  // Without the split 70 does not divide over 12 and the plan is refused naming pp.
+  CHECK_THROWS_WITH(validate_plan(m, load_cluster("dgx-a100-superpod"), j, uneven(12, 0, 0), 96, "test"),
+                    Catch::Contains("$.plan.pp"));
+}
+
 TEST_CASE("uneven splits that do not add up are refused naming the field") {
   CHECK_NOTHROW(check(uneven(7, 3, 3)));
   CHECK_THROWS_WITH(check(uneven(7, 4, 3)), Catch::Contains("$.plan.first_stage_layers") &&

@@ -3,6 +3,7 @@
 // stage the compute and exposed TP time of one micro-batch, the p2p transfer between stages, the
 // data-parallel gradient synchronisation and the optimizer step. The analytic model (predict.hpp)
 // and the event simulator arrange the same costs, so they can only differ in the arrangement.
+#include <cmath>
 #include <vector>
 
 #include "parallax/core/cluster_spec.hpp"
@@ -70,6 +71,10 @@ double op_roofline_s(const Op& op, double peak_flops_per_s, double bandwidth_byt
 // Megatron-LM's gradient bucket size (DistributedDataParallelConfig: 40M parameters): an
 // overlapped synchronisation exposes at least its last bucket.
 inline constexpr double kDpBucketParams = 40e6;
+// The buckets `params` gradients are reduced in (at least one).
+inline int64_t dp_bucket_count(double params) {
+  return params > kDpBucketParams ? static_cast<int64_t>(std::ceil(params / kDpBucketParams)) : 1;
+}
 // Time an overlapped collective of comm_s adds when it runs under under_s of compute: what the
 // compute cannot hide, never less than min_exposed_s (the part with nothing to run under), plus
 // the compute's slowdown while they share the GPU (slowdown x the overlapped time).

@@ -45,10 +45,27 @@ double intra_phase(const GroupCost& g, Collective op, double bytes, int64_t memb
   return 0;
 }
 
+// A ring spanning nodes is one ring over all N members (NCCL builds its rings through every GPU):
+// of its N - 1 steps per pass, nodes - 1 cross the network and the other N - nodes stay inside a
+// node, each paying its latency (NCCL's tuning model, src/graph/tuning.cc: (nsteps - nInterSteps)
+// * intraLat + nInterSteps * interLat). The hierarchical phases above charge only the k - 1
+// steps of one node's ring; the rest of the ring's intra-node steps are added here.
+double ring_intra_steps_beyond_one_node(const GroupCost& g, Collective op) {
+  const double passes = op == Collective::all_reduce ? 2 : 1;
+  const double n = static_cast<double>(g.size), nodes = static_cast<double>(g.nodes);
+  const double k = static_cast<double>(g.per_node);
+  return passes * std::max(0.0, (n - nodes) - (k - 1));
+}
+
 double time_with(const GroupCost& g, Collective op, double bytes, Algorithm algo) {
   if (g.nodes <= 1) return intra_phase(g, op, bytes, g.size);
   const double share = bytes / static_cast<double>(g.per_node);
-  return intra_phase(g, op, bytes, g.per_node) + inter_phase(g, op, share, algo);
+  const double extra_latency =
+      algo == Algorithm::ring && (op == Collective::all_reduce || op == Collective::all_gather ||
+                                  op == Collective::reduce_scatter)
+          ? ring_intra_steps_beyond_one_node(g, op) * g.intra.alpha_s
+          : 0;
+  return intra_phase(g, op, bytes, g.per_node) + inter_phase(g, op, share, algo) + extra_latency;
 }
 
 }  // namespace

@@ -234,7 +234,8 @@ ClusterSpec read_cluster(JsonObjectReader& r) {
 
 JobSpec read_job(JsonObjectReader& r) {
   expect_keys(r, {"global_batch", "tokens", "dtype", "optimizer", "price_per_gpu_hour_usd",
-                  "bytes_per_param", "framework", "attention", "attention_kernel", "kernels"});
+                  "bytes_per_param", "framework", "attention", "attention_kernel", "attention_unpad",
+                  "kernels"});
   JobSpec j;
   j.global_batch = r.get_int("global_batch", 1, Limits::max_global_batch);
   j.tokens = r.get_number_or("tokens", 0, Limits::max_tokens, 0);
@@ -261,6 +262,7 @@ JobSpec read_job(JsonObjectReader& r) {
   if (r.has("attention_kernel") && j.attention_kernel.empty())
     r.fail("attention_kernel", "must name an attention kernel preset");
   j.attention_kernels = resolve_attention_kernels(j.attention_kernel, stack);
+  j.attention_unpad = r.get_bool_or("attention_unpad", false);
   return j;
 }
 
@@ -399,6 +401,7 @@ json to_json(const JobSpec& j) {
           {"attention", to_string(j.attention)},
           {"kernels", to_string(j.kernels)}};
   if (!j.attention_kernel.empty()) out["attention_kernel"] = j.attention_kernel;
+  if (j.attention_unpad) out["attention_unpad"] = true;
   return out;
 }
 

@@ -126,6 +126,7 @@ void read_row_job(JsonObjectReader& r, PublishedRun& run, std::vector<std::strin
   // The row's own attention kernel where the source says which ran (llm-foundry's attn_impl).
   if (r.has("attention_kernel")) run.job.attention_kernel = r.get_string("attention_kernel");
   run.job.attention_kernels = resolve_attention_kernels(run.job.attention_kernel, stack);
+  if (r.has("attention_unpad")) run.job.attention_unpad = r.get_bool("attention_unpad");
 }
 
 void read_row_plan(JsonObjectReader& p, PublishedRun& run, std::vector<std::string>& reasons) {

@@ -54,6 +54,7 @@ struct LayerDims {
   double n_ln;  // elements a norm / residual kernel touches on this rank (÷t with SP)
   double e;     // activation bytes per element
   bool fused;   // FlashAttention-style attention core
+  bool unpad;   // its inputs packed and its output scattered back (JobSpec::attention_unpad)
   ElementwiseBytes eb;
 };
 
@@ -70,6 +71,7 @@ LayerDims dims(const ModelSpec& m, const ShardShape& sh) {
   L.n_ln = L.s * L.b * L.h / (sh.sequence_parallel ? L.t : 1.0);
   L.e = sh.act_bytes;
   L.fused = sh.fused_attention;
+  L.unpad = sh.attention_unpad;
   L.fp8 = sh.fp8;
   L.sp = sh.sequence_parallel;
   L.recipe = sh.fp8_recipe;
@@ -162,6 +164,15 @@ void fused_attention_core(std::vector<Op>& fwd, std::vector<Op>& bwd, const Laye
   add_gemm(bwd, "attn.flash.bwd", Phase::backward_data, g);
   bwd.back().flops = 2.5 * fwd.back().flops;
   bwd.back().bytes = (4 * q + 4 * kv) * L.e + lse;
+  if (!L.unpad) return;
+  // flash-attn's unpad_input gathers q, k and v into packed copies (each read and written);
+  // pad_input scatters the output into a zero-filled tensor (zeros written, the packed output
+  // read, the rows written). Backward: the output gradient gathered (read, written), and the
+  // q, k, v gradients scattered into zero-filled tensors.
+  add_mem(fwd, "attn.unpad", Phase::forward, 2 * (q + 2 * kv) * L.e, 0);
+  add_mem(fwd, "attn.pad", Phase::forward, 3 * q * L.e, 0);
+  add_mem(bwd, "attn.pad.bwd", Phase::backward_data, 2 * q * L.e, 0);
+  add_mem(bwd, "attn.unpad.bwd", Phase::backward_data, 3 * (q + 2 * kv) * L.e, 0);
 }
 
 // Forward ops of the attention core (scores, softmax, dropout, context), the part selective
@@ -291,6 +302,7 @@ ShardShape shard_shape(const ModelSpec& m, const JobSpec& j, const PlanSpec& p) 
   s.act_bytes = (j.dtype == Dtype::fp32 || j.dtype == Dtype::tf32) ? 4.0 : 2.0;
   s.padded_vocab = padded_vocab(m.vocab, p.tp);
   s.fused_attention = j.attention == Attention::fused;
+  s.attention_unpad = s.fused_attention && j.attention_unpad;
   s.eager = j.kernels == Kernels::eager;
   s.fp8 = j.dtype == Dtype::fp8;
   s.fp8_recipe = j.fp8;

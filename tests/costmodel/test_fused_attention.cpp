@@ -60,6 +60,28 @@ TEST_CASE("fused attention: causal QK^T and PV FLOPs, the backward 2.5x, no s x 
   CHECK(find(ops(Attention::unfused, Recompute::none), "attn.softmax"));
 }
 
+TEST_CASE("fused attention with unpad / pad: the packed copies of q, k, v and the output, by hand") {
+  // llm-foundry's flash_attn_fn: unpad_input gathers q, k, v (each read and written), pad_input
+  // scatters the output into zeros (zeros, packed output read, rows written); backward gathers
+  // the output gradient and scatters q, k, v's gradients into zeros.
+  JobSpec j;
+  j.attention = Attention::fused;
+  j.attention_unpad = true;
+  const PlanSpec p = test::PlanBuilder(2, 1).batches(2, 1);
+  const std::vector<Op> v = layer_ops(kModel, shard_shape(kModel, j, p), Recompute::none);
+  const double b = 2, s = 1024, a = 8, d = 64, e = 2, q = b * s * a * d;  // MHA: k, v as q
+  REQUIRE(find(v, "attn.unpad"));
+  CHECK(find(v, "attn.unpad")->bytes == Approx(2 * 3 * q * e));
+  CHECK(find(v, "attn.pad")->bytes == Approx(3 * q * e));
+  CHECK(find(v, "attn.pad.bwd")->bytes == Approx(2 * q * e));
+  CHECK(find(v, "attn.unpad.bwd")->bytes == Approx(3 * 3 * q * e));
+  CHECK(find(v, "attn.unpad.bwd")->phase == Phase::backward_data);
+  // Off by default, and meaningless without fused attention.
+  CHECK_FALSE(find(ops(Attention::fused, Recompute::none), "attn.unpad"));
+  j.attention = Attention::unfused;
+  CHECK_FALSE(find(layer_ops(kModel, shard_shape(kModel, j, p), Recompute::none), "attn.unpad"));
+}
+
 TEST_CASE("fused attention: selective recompute has nothing to re-run, full re-runs the kernel") {
   CHECK(count_phase(ops(Attention::fused, Recompute::selective), Phase::recompute) == 0);
   CHECK(count_phase(ops(Attention::unfused, Recompute::selective), Phase::recompute) == 4);

@@ -85,6 +85,10 @@ struct JobSpec {
   // on (read_job loads them from presets/attention/); the first with points for the GPU's
   // architecture applies.
   std::vector<AttentionKernel> attention_kernels;
+  // The stack packs q, k and v into one variable-length batch before a fused attention kernel and
+  // scatters its output back (llm-foundry's flash_attn_fn: flash-attn's unpad_input / pad_input
+  // around flash_attn_varlen_func): copies the cost model charges (ops.cpp). From the job.
+  bool attention_unpad = false;
   // From the stack's preset unless the job says otherwise.
   Kernels kernels = Kernels::fused;
   // From the stack's preset; nothing overlapped for a stack without one.

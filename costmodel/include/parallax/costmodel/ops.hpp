@@ -60,6 +60,7 @@ struct ShardShape {
   double act_bytes = 2;  // bytes per activation element (2 for bf16/fp16)
   int64_t padded_vocab = 0;
   bool fused_attention = false;  // the job's stack tiles attention (FlashAttention)
+  bool attention_unpad = false;  // q, k, v packed and the output scattered back around it
   bool eager = false;            // element-wise work op by op (PyTorch eager), not fused kernels
   bool fp8 = false;              // the layers' linear GEMMs in fp8, with their casts
   Fp8Recipe fp8_recipe;

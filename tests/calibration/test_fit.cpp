@@ -80,18 +80,30 @@ TEST_CASE("the cost model times TP all-reduces with the profile's fit") {
   CHECK(ic.stages[0].tp_comm_s == Approx(expected).epsilon(1e-9));
 }
 
-TEST_CASE("a Megatron-LM log moves the plan's prediction to the logged iteration time") {
-  const std::string text = parallax::test::read_data("megatron-lm-gpt-1.7b-32xa100.log");
-  const calib::MegatronLog log = calib::parse_megatron_log(text, "log");
+namespace {
+
+// Narayanan et al.'s 1.7B (ptdp-1.7b) data-parallel only on DGX A100s, as the logs below ran it.
+PlanFile data_parallel_1_7b(const JobSpec& job, int64_t dp, int64_t micro_batch, int64_t micro_batches) {
   PlanFile f;
   f.model = load_model("ptdp-1.7b");
   f.cluster = load_cluster("dgx-a100-superpod");
-  f.job.global_batch = 512;  // the log's "global batch size: 512"
+  f.job = job;
   f.plan.tp = 1;
   f.plan.pp = 1;
-  f.plan.dp = 32;  // "data-parallel size: 32"
-  f.plan.micro_batch = 4;
-  f.plan.num_micro_batches = 4;
+  f.plan.dp = dp;
+  f.plan.micro_batch = micro_batch;
+  f.plan.num_micro_batches = micro_batches;
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("a Megatron-LM log moves the plan's prediction to the logged iteration time") {
+  const std::string text = parallax::test::read_data("megatron-lm-gpt-1.7b-32xa100.log");
+  const calib::MegatronLog log = calib::parse_megatron_log(text, "log");
+  // The log's "data-parallel size: 32" and "global batch size: 512", 4 per micro-batch.
+  PlanFile f = data_parallel_1_7b(JobSpec{}, 32, 4, 4);
+  f.job.global_batch = 512;
   const EfficiencyProfile base = load_profile("a100-megatron");
   const EfficiencyProfile p = calib::refit_from_megatron_log(base, log, f, "log");
   const double after = predict(f.model, f.cluster, f.job, f.plan, p).iteration_time_s;
@@ -128,17 +140,9 @@ TEST_CASE("a Megatron-Core log (fused attention, overlapped reduction) refits wi
   // per GPU by Megatron-Core's own count: a current run's log, in Megatron-Core's format.
   const std::string text = parallax::test::read_data("megatron-core-gpt-1.7b-252xa100.log");
   const calib::MegatronLog log = calib::parse_megatron_log(text, "core.log");
-  PlanFile f;
-  f.model = load_model("ptdp-1.7b");
-  f.cluster = load_cluster("dgx-a100-superpod");
   nlohmann::json job = {{"global_batch", 2016}, {"framework", "megatron-core"}};
   JsonObjectReader jr(job, "job");
-  f.job = read_job(jr);
-  f.plan.tp = 1;
-  f.plan.pp = 1;
-  f.plan.dp = 252;  // "data-parallel size: 252"
-  f.plan.micro_batch = 4;
-  f.plan.num_micro_batches = 2;
+  PlanFile f = data_parallel_1_7b(read_job(jr), 252, 4, 2);  // "data-parallel size: 252"
   f.plan.zero = 1;
   const EfficiencyProfile base = load_profile("a100-megatron");
   const EfficiencyProfile p = calib::refit_from_megatron_log(base, log, f, "core.log");

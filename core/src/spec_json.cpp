@@ -82,7 +82,8 @@ constexpr std::array kParamBytes{ParamBytesConvention::b16, ParamBytesConvention
 
 ModelSpec read_model(JsonObjectReader& r) {
   expect_keys(r, {"name", "source", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
-                  "seq_len", "vocab", "activation", "position", "tied_embeddings", "norm"});
+                  "seq_len", "vocab", "activation", "position", "tied_embeddings", "norm",
+                  "dropout"});
   ModelSpec m;
   m.name = r.get_string_or("name", "custom");
   m.source = r.get_string_or("source", "");
@@ -98,6 +99,7 @@ ModelSpec read_model(JsonObjectReader& r) {
       enum_from(r.get_enum_or("position", {"learned", "rope", "alibi"}, "learned"), kPositions);
   m.tied_embeddings = r.get_bool_or("tied_embeddings", true);
   m.norm = enum_from(r.get_enum_or("norm", {"layernorm", "rmsnorm"}, "layernorm"), kNorms);
+  m.dropout = r.get_number_or("dropout", 0, 0.99, 0.1);
 
   if (m.hidden % m.heads != 0)
     r.fail("heads", "hidden (" + std::to_string(m.hidden) + ") must be divisible by heads (" +
@@ -249,15 +251,12 @@ JobSpec read_job(JsonObjectReader& r) {
   j.bytes_per_param = enum_from(std::to_string(bpp), kParamBytes);
   j.framework = nonempty_string_or(r, "framework", "megatron-lm");
   const StackSpec stack = stack_or_default(j.framework);
-  j.attention = r.has("attention")
-                    ? (r.get_enum("attention", {"unfused", "fused"}) == "fused" ? Attention::fused
-                                                                               : Attention::unfused)
-                    : stack.attention;
-  j.kernels = r.has("kernels")
-                  ? (r.get_enum("kernels", {"fused", "eager"}) == "eager" ? Kernels::eager : Kernels::fused)
-                  : stack.kernels;
-  j.overlap = stack.overlap;
-  j.fp8 = stack.fp8;
+  apply_stack(stack, j);
+  if (r.has("attention"))
+    j.attention = r.get_enum("attention", {"unfused", "fused"}) == "fused" ? Attention::fused
+                                                                          : Attention::unfused;
+  if (r.has("kernels"))
+    j.kernels = r.get_enum("kernels", {"fused", "eager"}) == "eager" ? Kernels::eager : Kernels::fused;
   j.attention_kernel = r.get_string_or("attention_kernel", "");
   if (r.has("attention_kernel") && j.attention_kernel.empty())
     r.fail("attention_kernel", "must name an attention kernel preset");
@@ -295,6 +294,12 @@ StackSpec read_stack(JsonObjectReader& r) {
     s.overlap.p2p = o.get_bool_or("p2p", false);
     s.overlap.comm_ctas = o.get_int_or("comm_ctas", 0, kMaxSmCount, 0);
     (void)o.get_string_or("source", "");
+  }
+  if (r.has("loss")) {
+    JsonObjectReader l = r.object("loss");
+    s.loss_bytes_per_logit = l.get_number("bytes_per_logit", 2, 64);
+    if (l.get_string("source").empty()) l.fail("source", "must say where the figure comes from");
+    l.finish();
   }
   r.finish();
   return s;
@@ -343,7 +348,8 @@ json to_json(const ModelSpec& m) {
           {"activation", to_string(m.activation)},
           {"position", to_string(m.position)},
           {"tied_embeddings", m.tied_embeddings},
-          {"norm", to_string(m.norm)}};
+          {"norm", to_string(m.norm)},
+          {"dropout", m.dropout}};
 }
 
 json to_json(const GpuSpec& g) {

@@ -108,9 +108,7 @@ void read_row_job(JsonObjectReader& r, PublishedRun& run, std::vector<std::strin
   run.job.global_batch = gb.value_or(1);
   run.job.framework = run.stack;
   const StackSpec stack = stack_or_default(run.stack);
-  run.job.attention = stack.attention;
-  run.job.overlap = stack.overlap;
-  run.job.fp8 = stack.fp8;
+  apply_stack(stack, run.job);
   // TorchTitan's async TP (the row says): TP collectives overlapped with the GEMMs beside them.
   if (r.has("async_tp")) run.job.overlap.tp_comm = r.get_bool("async_tp");
   // The row's own fp8 scaling where the source names the recipe (Megatron-Bridge's fp8cs).
@@ -119,10 +117,8 @@ void read_row_job(JsonObjectReader& r, PublishedRun& run, std::vector<std::strin
                               ? Fp8Scaling::current
                               : Fp8Scaling::delayed;
   // The row's own kernels where the source says (torch.compile on an eager stack), else the stack's.
-  run.job.kernels = r.has("kernels") ? (r.get_enum("kernels", {"fused", "eager"}) == "eager"
-                                            ? Kernels::eager
-                                            : Kernels::fused)
-                                     : stack.kernels;
+  if (r.has("kernels"))
+    run.job.kernels = r.get_enum("kernels", {"fused", "eager"}) == "eager" ? Kernels::eager : Kernels::fused;
   // The row's own attention kernel where the source says which ran (llm-foundry's attn_impl).
   if (r.has("attention_kernel")) run.job.attention_kernel = r.get_string("attention_kernel");
   run.job.attention_kernels = resolve_attention_kernels(run.job.attention_kernel, stack);

@@ -75,6 +75,8 @@ struct Reader {
     else s.norm = m.get_enum("norm", {"layernorm", "rmsnorm"}) == "rmsnorm" ? Norm::rmsnorm : Norm::layernorm;
     if (unpublished(m.raw("tied_embeddings"))) need("model tied_embeddings unpublished");
     else s.tied_embeddings = m.get_bool("tied_embeddings");
+    // Dropout where the source's configuration states it; Megatron-LM's 0.1 otherwise.
+    if (m.has("dropout")) s.dropout = m.get_number("dropout", 0, 0.99);
     for (const char* k : {"experts", "top_k", "expert_ffn_hidden", "shared_experts"}) {
       if (m.has(k)) {
         m.ignore(k);

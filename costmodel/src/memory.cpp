@@ -58,13 +58,18 @@ double layer_activation_bytes(const ModelSpec& m, int64_t micro_batch, int64_t t
   const double a = static_cast<double>(m.heads);
   const double t = static_cast<double>(tp);
   const double sbh = s * b * h;
-  // Unfused: softmax output, dropout mask and output per head; fused: the log-sum-exp per row.
-  const double attn = attention == Attention::fused ? 4 * a / h : 5 * a * s / h;
+  // Dropout masks, one byte per element: after attention's softmax and on both residual branches
+  // (2 s b h of Korthikanti's 34, kept whole without SP). None when the model has no dropout.
+  const double mask = m.has_dropout() ? 1 : 0;
+  // Unfused: softmax output, dropout mask and output per head (the softmax output alone without
+  // dropout); fused: the log-sum-exp per row.
+  const double attn = attention == Attention::fused ? 4 * a / h : (2 + 3 * mask) * a * s / h;
+  const double kept = 32 + 2 * mask, replicated = 8 + 2 * mask;
   switch (r) {
     case Recompute::none:
-      return sp ? sbh / t * (34 + attn) : sbh * (10 + 24 / t + attn / t);
+      return sp ? sbh / t * (kept + attn) : sbh * (replicated + 24 / t + attn / t);
     case Recompute::selective:
-      return sp ? sbh / t * 34 : sbh * (10 + 24 / t);
+      return sp ? sbh / t * kept : sbh * (replicated + 24 / t);
     case Recompute::full:
       return sp ? 2 * sbh / t : 2 * sbh;
   }
@@ -143,11 +148,11 @@ std::vector<StageMemory> stage_memory(const ModelSpec& m, const JobSpec& j, cons
     // TP all-reduce output and pipeline send/receive buffers (forward and backward).
     buffers += sbh * sh.act_bytes;
     if (p.pp > 1) buffers += 4 * sbh * sh.act_bytes / t;
-    if (k == 0) buffers += sbh * (sh.act_bytes + 1);  // embedding output and dropout mask
-    if (k == p.pp - 1) {
-      // 16-bit logits, their fp32 copy and the fp32 softmax kept for the backward.
-      buffers += sb * v_local * (sh.act_bytes + 4 + 4);
-    }
+    // Embedding output and its dropout mask.
+    if (k == 0) buffers += sbh * (sh.act_bytes + (m.has_dropout() ? 1 : 0));
+    // The loss at its peak: what the stack holds per logit (presets/stacks/, "loss"), with
+    // 16-bit logits; wider activations widen the logits.
+    if (k == p.pp - 1) buffers += sb * v_local * (j.loss_bytes_per_logit + sh.act_bytes - 2);
     if (p.zero >= 3 && p.dp > 1) {
       // ZeRO-3 / FSDP: the layer being computed and the one prefetched are whole (16-bit weights),
       // one layer's full gradients wait for their reduce-scatter, and the unit outside the layers

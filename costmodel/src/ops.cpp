@@ -55,6 +55,7 @@ struct LayerDims {
   double e;     // activation bytes per element
   bool fused;   // FlashAttention-style attention core
   bool unpad;   // its inputs packed and its output scattered back (JobSpec::attention_unpad)
+  double mask;  // bytes of dropout mask per element (0: the model trains without dropout)
   ElementwiseBytes eb;
 };
 
@@ -72,6 +73,7 @@ LayerDims dims(const ModelSpec& m, const ShardShape& sh) {
   L.e = sh.act_bytes;
   L.fused = sh.fused_attention;
   L.unpad = sh.attention_unpad;
+  L.mask = m.has_dropout() ? kMaskBytes : 0;
   L.fp8 = sh.fp8;
   L.sp = sh.sequence_parallel;
   L.recipe = sh.fp8_recipe;
@@ -181,7 +183,7 @@ void attention_core_forward(std::vector<Op>& ops, const LayerDims& L, Phase phas
   const double probs = L.b * L.a_local * L.s * L.s;
   add_gemm(ops, "attn.scores", phase, {L.b * L.a_local, L.s, L.s, L.d});
   add_mem(ops, "attn.softmax", phase, probs * 2 * L.e, 5 * probs);
-  add_mem(ops, "attn.dropout", phase, probs * (2 * L.e + kMaskBytes), probs);
+  if (L.mask > 0) add_mem(ops, "attn.dropout", phase, probs * (2 * L.e + L.mask), probs);
   add_gemm(ops, "attn.context", phase, {L.b * L.a_local, L.s, L.d, L.s});
 }
 
@@ -214,15 +216,15 @@ std::vector<Op> layer_forward(const ModelSpec& m, const LayerDims& L, std::vecto
     // Backward of context = P V: dP = dO V^T and dV = P^T dO; of scores = Q K^T: dQ and dK.
     add_gemm(bwd, "attn.context.dgrad_probs", Phase::backward_data, {L.b * L.a_local, L.s, L.s, L.d});
     add_gemm(bwd, "attn.context.dgrad_v", Phase::backward_data, {L.b * L.a_local, L.s, L.d, L.s});
-    add_mem(bwd, "attn.dropout.bwd", Phase::backward_data, probs * (2 * L.e + kMaskBytes), probs);
+    if (L.mask > 0)
+      add_mem(bwd, "attn.dropout.bwd", Phase::backward_data, probs * (2 * L.e + L.mask), probs);
     add_mem(bwd, "attn.softmax.bwd", Phase::backward_data, probs * 3 * L.e, 4 * probs);
     add_gemm(bwd, "attn.scores.dgrad_q", Phase::backward_data, {L.b * L.a_local, L.s, L.d, L.s});
     add_gemm(bwd, "attn.scores.dgrad_k", Phase::backward_data, {L.b * L.a_local, L.s, L.d, L.s});
   }
   add_layer_linear(fwd, bwd, "proj", L, TpSplit::row, sb, L.h, L.a_local * L.d);
-  add_mem(fwd, "bias_dropout_add1", Phase::forward, L.n_ln * (3 * L.e + kMaskBytes), 3 * L.n_ln);
-  add_mem(bwd, "bias_dropout_add1.bwd", Phase::backward_data, L.n_ln * (2 * L.e + kMaskBytes),
-          L.n_ln);
+  add_mem(fwd, "bias_dropout_add1", Phase::forward, L.n_ln * (3 * L.e + L.mask), 3 * L.n_ln);
+  add_mem(bwd, "bias_dropout_add1.bwd", Phase::backward_data, L.n_ln * (2 * L.e + L.mask), L.n_ln);
   add_mem(fwd, "ln2", Phase::forward, L.n_ln * L.eb.norm_fwd, 8 * L.n_ln);
   add_mem(bwd, "ln2.bwd", Phase::backward_data, L.n_ln * L.eb.norm_bwd, 12 * L.n_ln);
   add_layer_linear(fwd, bwd, "fc1", L, TpSplit::column, sb, fc1_n, L.h);
@@ -235,9 +237,8 @@ std::vector<Op> layer_forward(const ModelSpec& m, const LayerDims& L, std::vecto
     add_mem(bwd, "bias_gelu.bwd", Phase::backward_data, ff * 3 * L.e, 14 * ff);
   }
   add_layer_linear(fwd, bwd, "fc2", L, TpSplit::row, sb, L.h, L.f_local);
-  add_mem(fwd, "bias_dropout_add2", Phase::forward, L.n_ln * (3 * L.e + kMaskBytes), 3 * L.n_ln);
-  add_mem(bwd, "bias_dropout_add2.bwd", Phase::backward_data, L.n_ln * (2 * L.e + kMaskBytes),
-          L.n_ln);
+  add_mem(fwd, "bias_dropout_add2", Phase::forward, L.n_ln * (3 * L.e + L.mask), 3 * L.n_ln);
+  add_mem(bwd, "bias_dropout_add2.bwd", Phase::backward_data, L.n_ln * (2 * L.e + L.mask), L.n_ln);
   return fwd;
 }
 
@@ -347,7 +348,8 @@ std::vector<Op> embedding_ops(const ModelSpec& m, const ShardShape& s) {
   const double e = s.act_bytes;
   // Vocab-parallel lookup writes s*b*h, then position add and embedding dropout.
   add_mem(ops, "embedding.lookup", Phase::forward, sbh * (e + 4.0 / static_cast<double>(m.hidden)), 0);
-  add_mem(ops, "embedding.dropout", Phase::forward, sbh * (3 * e + kMaskBytes), 2 * sbh);
+  add_mem(ops, "embedding.dropout", Phase::forward, sbh * (3 * e + (m.has_dropout() ? kMaskBytes : 0)),
+          2 * sbh);
   // Backward scatter-adds the incoming gradient into the fp32 embedding gradient.
   add_mem(ops, "embedding.bwd", Phase::backward_weight, sbh * (2 * e + 4), sbh);
   return ops;

@@ -9,6 +9,8 @@
 namespace parallax {
 namespace {
 
+constexpr double kMegatronDropout = 0.1;  // --hidden-dropout and --attention-dropout defaults
+
 [[noreturn]] void refuse(const std::string& why) {
   throw InputError("export", "--format megatron", why);
 }
@@ -67,6 +69,12 @@ std::vector<std::string> megatron_args(const PlanFile& f) {
                      m.position == Position::rope ? "rope" : "learned_absolute"});
   a.insert(a.end(), {"--normalization", m.norm == Norm::rmsnorm ? "RMSNorm" : "LayerNorm"});
   if (!m.tied_embeddings) a.push_back("--untie-embeddings-and-output-weights");
+  // Megatron-LM's dropout defaults to 0.1 on both; a model that says otherwise says so.
+  if (m.dropout != kMegatronDropout) {
+    std::ostringstream d;
+    d << m.dropout;
+    a.insert(a.end(), {"--hidden-dropout", d.str(), "--attention-dropout", d.str()});
+  }
   if (f.job.dtype == Dtype::bf16) a.push_back("--bf16");
   if (f.job.dtype == Dtype::fp16) a.push_back("--fp16");
   if (f.job.tokens > 0) {
@@ -111,6 +119,7 @@ PlanFile parse_megatron_args(const std::vector<std::string>& args, const PlanFil
   std::map<std::string, std::string> kv;
   int64_t layers_per_virtual = 0;
   bool gqa = false;
+  double attention_dropout = kMegatronDropout;
   std::string recompute_method;
   int64_t recompute_num_layers = 0;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -118,6 +127,17 @@ PlanFile parse_megatron_args(const std::vector<std::string>& args, const PlanFil
     auto value = [&]() -> std::string {
       if (i + 1 >= args.size()) throw InputError("megatron args", a, "needs a value");
       return args[++i];
+    };
+    auto probability = [&]() -> double {
+      const std::string v = value();
+      try {
+        size_t used = 0;
+        const double x = std::stod(v, &used);
+        if (used != v.size() || x < 0 || x >= 1) throw std::invalid_argument(v);
+        return x;
+      } catch (const std::exception&) {
+        throw InputError("megatron args", a, "must be a probability in [0, 1) (got \"" + v + "\")");
+      }
     };
     auto integer = [&]() -> int64_t {
       const std::string v = value();
@@ -160,6 +180,8 @@ PlanFile parse_megatron_args(const std::vector<std::string>& args, const PlanFil
     } else if (a == "--normalization") {
       m.norm = value() == "RMSNorm" ? Norm::rmsnorm : Norm::layernorm;
     } else if (a == "--untie-embeddings-and-output-weights") m.tied_embeddings = false;
+    else if (a == "--hidden-dropout") m.dropout = probability();
+    else if (a == "--attention-dropout") attention_dropout = probability();
     else if (a == "--bf16") f.job.dtype = Dtype::bf16;
     else if (a == "--fp16") f.job.dtype = Dtype::fp16;
     else if (a == "--train-iters") {
@@ -169,6 +191,9 @@ PlanFile parse_megatron_args(const std::vector<std::string>& args, const PlanFil
     }
   }
   if (!gqa) m.kv_heads = m.heads;
+  if (attention_dropout != m.dropout)
+    throw InputError("megatron args", "--attention-dropout",
+                     "must equal --hidden-dropout: the model has one dropout probability");
   if (p.recompute == Recompute::full && recompute_method == "block") {
     p.recompute_layers = recompute_num_layers;
   }

@@ -101,3 +101,34 @@ TEST_CASE("SwiGLU and GQA change the counted FLOPs as their shapes say") {
   const double mlp = 3 * 2 * s * h * f;
   CHECK(fwd == Approx(qkv + attn + proj + mlp));
 }
+
+TEST_CASE("without dropout a layer moves no masks: the bytes differ by the masks alone") {
+  ModelSpec m = gpt(4, 1024, 16, 2048, 1024);
+  ShardShape sh;
+  sh.micro_batch = 2;
+  sh.tp = 2;
+  sh.padded_vocab = 1024;
+  auto bytes = [](const std::vector<Op>& ops) {
+    double sum = 0;
+    for (const Op& op : ops) sum += op.bytes;
+    return sum;
+  };
+  const auto with = layer_ops(m, sh, Recompute::none);
+  m.dropout = 0;
+  const auto without = layer_ops(m, sh, Recompute::none);
+  // Unfused attention: the dropout over b (a/t) s^2 probabilities goes, forward and backward,
+  // each reading and writing 2-byte elements and a 1-byte mask: 2 * 5 bytes per probability.
+  // Both residual branches keep their add but lose a 1-byte mask per element of s b h, forward
+  // and backward: 4 bytes per element.
+  const double probs = 2.0 * 8 * 2048 * 2048, sbh = 2048.0 * 2 * 1024;
+  CHECK(bytes(with) - bytes(without) == Approx(2 * 5 * probs + 4 * sbh));
+  CHECK(with.size() - without.size() == 2);
+  // The dropout's one operation per probability, forward and backward; the GEMMs are untouched.
+  auto elementwise_flops = [](const std::vector<Op>& ops) {
+    double sum = 0;
+    for (const Op& op : ops) sum += op.kind == OpKind::memory ? op.flops : 0;
+    return sum;
+  };
+  CHECK(elementwise_flops(with) - elementwise_flops(without) == Approx(2 * probs));
+  CHECK(total_flops(with, true) == Approx(total_flops(without, true)));
+}

@@ -120,3 +120,41 @@ TEST_CASE("the MT-NLG plan fits in 80 GB with the breakdown") {
   // Stage 0 holds the most activations (35 in flight) and the embedding.
   CHECK(pr.peak_stage == 0);
 }
+
+TEST_CASE("a model without dropout stores no masks: Korthikanti's terms less their mask bytes") {
+  ModelSpec m = load_model("mt-nlg-530b");  // s 2048, h 20480, a 128
+  m.dropout = 0;
+  const double sbh = 2048.0 * 1 * 20480;
+  // The two residual-branch masks (1 byte each, replicated without SP) leave 10 -> 8 and 34 -> 32;
+  // attention keeps only its 2-byte softmax output: 5 a s/h = 64 -> 2 a s/h = 25.6.
+  CHECK(layer_activation_bytes(m, 1, 8, false, Recompute::none) == Approx(sbh * (8 + 3 + 25.6 / 8)));
+  CHECK(layer_activation_bytes(m, 1, 8, true, Recompute::none) == Approx(sbh / 8 * (32 + 25.6)));
+  CHECK(layer_activation_bytes(m, 1, 8, false, Recompute::selective) == Approx(sbh * 11));
+  CHECK(layer_activation_bytes(m, 1, 8, true, Recompute::selective) == Approx(sbh / 8 * 32));
+  // Full recompute keeps the layer input alone, dropout or not.
+  CHECK(layer_activation_bytes(m, 1, 8, true, Recompute::full) == Approx(2 * sbh / 8));
+  // Fused attention's row log-sum-exp is no mask: 4 a / h of s b h stays.
+  CHECK(layer_activation_bytes(m, 1, 8, true, Recompute::none, Attention::fused) ==
+        Approx(sbh / 8 * (32 + 4 * 128.0 / 20480)));
+}
+
+TEST_CASE("the loss holds what the stack keeps per logit: flash-attn's fused loss 4 bytes, Megatron's 10") {
+  // One stage, no parallelism: the last stage's buffers differ only by the loss's logits, s b v
+  // of them (v padded to 128 by Megatron-LM's rule), 10 - 4 bytes each.
+  ModelSpec m = load_model("gpt2-124m");
+  PlanSpec p;
+  p.micro_batch = 4;
+  p.num_micro_batches = 1;
+  JobSpec megatron, foundry;
+  apply_stack(load_stack("megatron-lm"), megatron);
+  apply_stack(load_stack("llm-foundry"), foundry);
+  CHECK(megatron.loss_bytes_per_logit == 10);
+  CHECK(foundry.loss_bytes_per_logit == 4);
+  foundry.attention = megatron.attention;  // only the loss differs
+  foundry.kernels = megatron.kernels;
+  const double logits =
+      4.0 * static_cast<double>(m.seq_len) * static_cast<double>(padded_vocab(m.vocab, 1));
+  const double diff = stage_memory(m, megatron, p)[0].buffers_bytes -
+                      stage_memory(m, foundry, p)[0].buffers_bytes;
+  CHECK(diff == Approx(logits * (10 - 4)));
+}

@@ -74,6 +74,7 @@ TEST_CASE("Megatron-LM arguments round-trip to the same plan and model") {
     CHECK(back.model.norm == f.model.norm);
     CHECK(back.model.position == f.model.position);
     CHECK(back.model.tied_embeddings == f.model.tied_embeddings);
+    CHECK(back.model.dropout == f.model.dropout);
     CHECK(back.job.global_batch == f.job.global_batch);
     CHECK(back.job.dtype == f.job.dtype);
   }
@@ -94,6 +95,23 @@ TEST_CASE("Megatron-LM argument names and values for the interleaved plan") {
   CHECK(value("--global-batch-size") == "1536");
   CHECK(std::find(a.begin(), a.end(), "--use-distributed-optimizer") != a.end());
   CHECK(std::find(a.begin(), a.end(), "--sequence-parallel") != a.end());
+}
+
+TEST_CASE("Megatron-LM's dropout: its 0.1 default unsaid, a model without dropout says 0 for both") {
+  const std::vector<PlanFile> plans = three_plans();
+  const auto gpt = megatron_args(plans[1]);  // gpt3-175b: dropout 0.1, Megatron-LM's default
+  CHECK(std::find(gpt.begin(), gpt.end(), "--hidden-dropout") == gpt.end());
+  const auto llama = megatron_args(plans[2]);  // llama2-70b: no dropout
+  const auto at = std::find(llama.begin(), llama.end(), "--hidden-dropout");
+  REQUIRE(at != llama.end());
+  CHECK(*(at + 1) == "0");
+  const auto attn = std::find(llama.begin(), llama.end(), "--attention-dropout");
+  REQUIRE(attn != llama.end());
+  CHECK(*(attn + 1) == "0");
+  // Parallax's model has one dropout probability: a command line with two is refused.
+  std::vector<std::string> two = llama;
+  *(std::find(two.begin(), two.end(), "--attention-dropout") + 1) = "0.1";
+  CHECK_THROWS_AS(parse_megatron_args(two, plans[2]), InputError);
 }
 
 TEST_CASE("DeepSpeed: train_batch_size = micro x accumulation x dp") {

@@ -95,6 +95,8 @@ struct JobSpec {
   StackOverlap overlap;
   // From the stack's preset; used when dtype is fp8.
   Fp8Recipe fp8;
+  // From the stack's preset: bytes per logit element the loss holds at its peak (StackSpec).
+  double loss_bytes_per_logit = 10;
 };
 
 const char* to_string(ParamBytesConvention c);

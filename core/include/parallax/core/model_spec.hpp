@@ -23,7 +23,12 @@ struct ModelSpec {
   Position position = Position::learned;
   bool tied_embeddings = true;
   Norm norm = Norm::layernorm;
+  // Dropout probability after attention's softmax, each residual branch and the embedding
+  // (Megatron-LM --hidden-dropout / --attention-dropout, 0.1 by default). At 0 no trainer draws
+  // a mask: nothing is stored or moved for it (PyTorch's dropout returns its input at p = 0).
+  double dropout = 0.1;
 
+  bool has_dropout() const { return dropout > 0; }
   int64_t head_dim() const { return hidden / heads; }
 };
 

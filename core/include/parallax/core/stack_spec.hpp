@@ -18,6 +18,15 @@ struct StackSpec {
   std::map<std::string, std::string> attention_kernels;
   StackOverlap overlap;
   Fp8Recipe fp8;
+  // Bytes per logit element live at the loss's peak ("loss"), 16-bit logits: Megatron-LM's
+  // vocab-parallel cross-entropy holds the logits, their fp32 copy and the fp32 softmax it keeps
+  // for the backward (2 + 4 + 4); flash-attn's fused cross-entropy holds the logits and their
+  // gradient (2 + 2).
+  double loss_bytes_per_logit = 10;
 };
+
+// A job on this stack: its attention, kernels, overlaps, fp8 recipe and loss. The job's own
+// overrides (a corpus row's or a job file's) are applied after.
+void apply_stack(const StackSpec& stack, JobSpec& j);
 
 }  // namespace parallax

@@ -33,7 +33,8 @@ double stage_non_layer_params_per_rank(const ModelSpec& m, const PlanSpec& p, in
 //   none, no SP:  s b h (10 + 24/t + 5 a s/(h t))      none, SP:  s b h/t (34 + 5 a s/h)
 //   selective:    drop the 5 a s/h term                 full:      2 s b h  (÷ t with SP)
 // Fused attention stores no s x s tensor (probabilities, dropout mask): the 5 a s/h term becomes
-// the fp32 row log-sum-exp, 4 a s b bytes per layer (÷ t), i.e. 4 a/h of s b h.
+// the fp32 row log-sum-exp, 4 a s b bytes per layer (÷ t), i.e. 4 a/h of s b h. A model without
+// dropout stores no masks: 10 -> 8 and 34 -> 32, and 5 a s/h -> 2 a s/h (the softmax output).
 double layer_activation_bytes(const ModelSpec& m, int64_t micro_batch, int64_t tp, bool sp,
                               Recompute r, Attention attention = Attention::unfused);
 // Activation bytes one micro-batch leaves stashed on a pipeline stage (all its layers, the

@@ -21,7 +21,10 @@ import tempfile
 MODEL_FIELDS = ["name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab",
                 "activation", "position", "norm", "tied_embeddings"]
 PLAN_FIELDS = ["tp", "pp", "dp", "micro_batch", "recompute"]
-GPUS = {"a100-40gb", "a100-80gb", "h100-sxm", "h200", "v100-32gb"}
+# The GPU presets (presets/gpus/), the CPU device Parallax's own executor runs on excepted.
+GPUS = {os.path.basename(f)[:-5]
+        for f in glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                        "presets", "gpus", "*.json"))} - {"cpu-core"}
 DTYPES = {"bf16", "fp8", "fp16", "tf32", "fp32"}
 METRICS = {"iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "mfu", "hfu"}
 KINDS = {"paper", "repository", "page"}

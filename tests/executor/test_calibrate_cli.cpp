@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <algorithm>
 #include <fstream>
 #include <set>
@@ -19,9 +20,15 @@ namespace {
 
 std::string px() { return PARALLAX_BIN; }
 
-// One calibrated profile per test binary run (the microbenchmarks take seconds).
+// One calibrated profile for every test here: ctest's fixture test writes it once and passes its
+// path in PARALLAX_TEST_CPU_PROFILE (the microbenchmarks take seconds, minutes under the
+// sanitizers, and each test case is its own process); run by hand, the binary calibrates itself.
 const std::string& profile_path() {
   static const std::string path = [] {
+    if (const char* given = std::getenv("PARALLAX_TEST_CPU_PROFILE")) {
+      if (!std::ifstream(given)) throw std::runtime_error(std::string("no profile at ") + given);
+      return std::string(given);
+    }
     const std::string dir = scratch_dir("calibrate_profile");
     const std::string p = dir + "/cpu.json";
     const int rc = shell(px() + " calibrate --backend cpu --np 2 --model gpt-tiny --mbs 2 --repeats 2"
@@ -49,7 +56,7 @@ json read(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("calibrate --backend cpu writes a profile with provenance, GEMM shapes and collective fits", "[slow]") {
+TEST_CASE("calibrate --backend cpu writes a profile with provenance, GEMM shapes and collective fits", "[slow][calibrated]") {
   const json p = read(profile_path());
   CHECK(p.at("provenance").at("backend") == "cpu");
   CHECK(p.at("provenance").at("threads_per_rank") == 1);  // 2 ranks on 2 cores
@@ -71,7 +78,7 @@ TEST_CASE("calibrate --backend cpu writes a profile with provenance, GEMM shapes
   CHECK(colls == std::set<std::string>{"all_gather", "all_reduce", "reduce_scatter", "send_recv"});
 }
 
-TEST_CASE("compare prints predicted vs measured for an executed run, refit uses its GEMM times", "[slow]") {
+TEST_CASE("compare prints predicted vs measured for an executed run, refit uses its GEMM times", "[slow][calibrated]") {
   const std::string dir = scratch_dir("calibrate_compare");
   const std::string plan = cpu_plan(dir, "--gpus 2 --tp 2 --pp 1");
   REQUIRE(mpirun(2, "--plan " + plan + " --steps 2 --threads 1 --out " + dir + "/m.json", dir + "/run.log") == 0);
@@ -135,7 +142,7 @@ TEST_CASE("compare prints predicted vs measured for an executed run, refit uses 
   CHECK(found);
 }
 
-TEST_CASE("compare refuses a run on other threads per rank than the profile was measured with", "[slow]") {
+TEST_CASE("compare refuses a run on other threads per rank than the profile was measured with", "[slow][calibrated]") {
   const std::string dir = scratch_dir("calibrate_threads");
   const std::string plan = cpu_plan(dir, "--gpus 1 --tp 1 --pp 1");
   REQUIRE(mpirun(1, "--plan " + plan + " --steps 1 --threads 2 --out " + dir + "/m.json", dir + "/run.log") == 0);
@@ -147,7 +154,7 @@ TEST_CASE("compare refuses a run on other threads per rank than the profile was 
   CHECK(std::count(err.begin(), err.end(), '\n') == 1);
 }
 
-TEST_CASE("bad measurements and logs are refused with one line and leave the old profile untouched", "[slow]") {
+TEST_CASE("bad measurements and logs are refused with one line and leave the old profile untouched", "[slow][calibrated]") {
   const std::string dir = scratch_dir("calibrate_bad");
   const std::string out = dir + "/profile.json";
   REQUIRE(shell("cp " + profile_path() + " " + out) == 0);

@@ -295,6 +295,14 @@ StackSpec read_stack(JsonObjectReader& r) {
     s.overlap.comm_ctas = o.get_int_or("comm_ctas", 0, kMaxSmCount, 0);
     (void)o.get_string_or("source", "");
   }
+  if (r.has("selective_recompute")) {
+    JsonObjectReader sr = r.object("selective_recompute");
+    s.selective = sr.get_enum("policy", {"attention_core", "alternate_matmuls"}) == "alternate_matmuls"
+                      ? SelectiveRecompute::alternate_matmuls
+                      : SelectiveRecompute::attention_core;
+    if (sr.get_string("source").empty()) sr.fail("source", "must say where the policy comes from");
+    sr.finish();
+  }
   if (r.has("loss")) {
     JsonObjectReader l = r.object("loss");
     s.loss_bytes_per_logit = l.get_number("bytes_per_logit", 2, 64);

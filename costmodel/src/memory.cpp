@@ -50,14 +50,30 @@ double stage_non_layer_params_per_rank(const ModelSpec& m, const PlanSpec& p, in
   return std::max(0.0, stage_params_per_rank(m, p, stage) - layers * layer_params_per_rank(m, p.tp));
 }
 
+namespace {
+
+// Bytes per 16-bit token TorchTitan's op-level selective recompute keeps for one layer.
+double alternate_matmul_stash(const ModelSpec& m, int64_t tp, bool sp) {
+  const double t = static_cast<double>(tp), h = static_cast<double>(m.hidden);
+  const double whole = sp ? h / t : h;
+  double kept = whole + static_cast<double>(m.heads) * static_cast<double>(m.head_dim()) / t;
+  const std::vector<LayerMatmul> mm = layer_matmuls(m, tp);
+  for (size_t i = 0; i < mm.size(); i += 2) kept += mm[i].row_parallel ? whole : mm[i].n;
+  return 2 * kept + 4 * static_cast<double>(m.heads) / t;
+}
+
+}  // namespace
+
 double layer_activation_bytes(const ModelSpec& m, int64_t micro_batch, int64_t tp, bool sp,
-                              Recompute r, Attention attention) {
+                              Recompute r, Attention attention, SelectiveRecompute policy) {
   const double s = static_cast<double>(m.seq_len);
   const double b = static_cast<double>(micro_batch);
   const double h = static_cast<double>(m.hidden);
   const double a = static_cast<double>(m.heads);
   const double t = static_cast<double>(tp);
   const double sbh = s * b * h;
+  if (r == Recompute::selective && policy == SelectiveRecompute::alternate_matmuls)
+    return s * b * alternate_matmul_stash(m, tp, sp);
   // Dropout masks, one byte per element: after attention's softmax and on both residual branches
   // (2 s b h of Korthikanti's 34, kept whole without SP). None when the model has no dropout.
   const double mask = m.has_dropout() ? 1 : 0;
@@ -101,7 +117,8 @@ double stage_activation_bytes_per_micro_batch(const ModelSpec& m, const JobSpec&
   const int64_t recomputed =
       p.recompute == Recompute::full && p.recompute_layers > 0 ? p.recompute_layers : layers;
   const double per_layer_kept =
-      layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, p.recompute, j.attention);
+      layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, p.recompute, j.attention,
+                             j.selective);
   const double per_layer_full =
       layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, Recompute::none,
                              j.attention);
@@ -118,7 +135,8 @@ std::vector<StageMemory> stage_memory(const ModelSpec& m, const JobSpec& j, cons
   const ShardShape sh = shard_shape(m, j, p);
   const double e_scale = sh.act_bytes / 2;  // Korthikanti's formulas assume 16-bit activations
   const double per_layer_kept =
-      layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, p.recompute, j.attention);
+      layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, p.recompute, j.attention,
+                             j.selective);
   const double per_layer_full =
       layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, Recompute::none,
                              j.attention);

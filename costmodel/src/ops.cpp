@@ -307,8 +307,61 @@ ShardShape shard_shape(const ModelSpec& m, const JobSpec& j, const PlanSpec& p) 
   s.eager = j.kernels == Kernels::eager;
   s.fp8 = j.dtype == Dtype::fp8;
   s.fp8_recipe = j.fp8;
+  s.selective = j.selective;
   return s;
 }
+
+std::vector<LayerMatmul> layer_matmuls(const ModelSpec& m, int64_t tp) {
+  const double t = static_cast<double>(tp), h = static_cast<double>(m.hidden);
+  const double d = static_cast<double>(m.head_dim());
+  const double q = static_cast<double>(m.heads) * d / t, kv = static_cast<double>(m.kv_heads) * d / t;
+  const double f = static_cast<double>(m.ffn_hidden) / t;
+  std::vector<LayerMatmul> out{{"q", q, h, false}, {"k", kv, h, false}, {"v", kv, h, false},
+                               {"o", h, q, true}};
+  if (m.activation == Activation::swiglu)
+    out.insert(out.end(), {{"w1", f, h, false}, {"w3", f, h, false}, {"w2", h, f, true}});
+  else
+    out.insert(out.end(), {{"fc1", f, h, false}, {"fc2", h, f, true}});
+  return out;
+}
+
+namespace {
+
+// TorchTitan's op-level selective recompute, in backward: every element-wise op of the forward
+// again (norms, rotary embedding, activation, residual adds; the attention kernel's output is
+// saved), and the 2nd, 4th, ... matmuls (layer_matmuls). `ops` holds the layer's forward.
+void alternate_matmul_recompute(const ModelSpec& m, const LayerDims& L, int64_t tp,
+                                std::vector<Op>& ops) {
+  const size_t forward = ops.size();
+  for (size_t i = 0; i < forward; ++i) {
+    const Op& op = ops[i];
+    const std::string_view c = op.op_class;
+    if (op.kind != OpKind::memory || c.starts_with("attention") || c.starts_with("fp8_cast")) continue;
+    Op again = op;
+    again.phase = Phase::recompute;
+    ops.push_back(again);
+  }
+  // The recompute stops once the tensors backward needs exist (torch.utils.checkpoint's
+  // early_stop): a last matmul, whose output no backward reads, is not re-run.
+  const std::vector<LayerMatmul> mm = layer_matmuls(m, tp);
+  for (size_t i = 1; i + 1 < mm.size(); i += 2) {
+    const std::string name = std::string(mm[i].name) + ".recompute";
+    add_gemm(ops, name, Phase::recompute, {1, L.s * L.b, mm[i].n, mm[i].k});
+    ops.back().fp8 = L.fp8;
+    if (!L.fp8) continue;
+    // Its input cast again (each PyTorch linear casts its own input), and its weight's when the
+    // recipe casts weights per micro-batch.
+    const double per_elem = fp8_cast_bytes_per_element(L.recipe, L.e);
+    const double x = L.s * L.b * mm[i].k;
+    add_mem(ops, "fp8_cast." + name, Phase::recompute, x * per_elem, 2 * x);
+    if (L.recipe.weight_cast_per_micro_batch) {
+      const double w = mm[i].n * mm[i].k;
+      add_mem(ops, "fp8_cast." + name + ".weight", Phase::recompute, w * per_elem, 2 * w);
+    }
+  }
+}
+
+}  // namespace
 
 std::vector<Op> layer_ops(const ModelSpec& m, const ShardShape& s, Recompute recompute) {
   const LayerDims L = dims(m, s);
@@ -321,6 +374,8 @@ std::vector<Op> layer_ops(const ModelSpec& m, const ShardShape& s, Recompute rec
       op.phase = Phase::recompute;
       ops.push_back(op);
     }
+  } else if (recompute == Recompute::selective && s.selective == SelectiveRecompute::alternate_matmuls) {
+    alternate_matmul_recompute(m, L, s.tp, ops);
   } else if (recompute == Recompute::selective && !L.fused) {
     // Fused attention stores no s x s tensor: selective recompute has nothing to re-run.
     attention_core_forward(ops, L, Phase::recompute);

@@ -132,3 +132,29 @@ TEST_CASE("without dropout a layer moves no masks: the bytes differ by the masks
   CHECK(elementwise_flops(with) - elementwise_flops(without) == Approx(2 * probs));
   CHECK(total_flops(with, true) == Approx(total_flops(without, true)));
 }
+
+TEST_CASE("TorchTitan's selective recompute re-runs k, o and w3 and every element-wise op") {
+  ModelSpec m = test::gpt_shape("llama-like", 4, 1024, 8, 2816, 512, 1024);
+  m.kv_heads = 2;
+  m.activation = Activation::swiglu;
+  ShardShape sh;
+  sh.micro_batch = 2;
+  sh.tp = 1;
+  sh.padded_vocab = 1024;
+  sh.fused_attention = true;
+  const auto none = layer_ops(m, sh, Recompute::none);
+  sh.selective = SelectiveRecompute::alternate_matmuls;
+  const auto sel = layer_ops(m, sh, Recompute::selective);
+  // k: 1024 -> 2 * 128 = 256 wide; o: 1024 -> 1024; w3: 1024 -> 2816, over s b = 1024 tokens.
+  const double sb = 512.0 * 2;
+  CHECK(total_flops(sel, true) - total_flops(none, true) ==
+        Approx(2 * sb * 1024 * (256 + 1024 + 2816)));
+  // Every element-wise forward op again (the attention kernel's output is saved).
+  double fwd_mem = 0, rec_mem = 0;
+  for (const Op& op : none)
+    if (op.kind == OpKind::memory && op.phase == Phase::forward) fwd_mem += op.bytes;
+  for (const Op& op : sel)
+    if (op.kind == OpKind::memory && op.phase == Phase::recompute) rec_mem += op.bytes;
+  CHECK(rec_mem == Approx(fwd_mem));
+  CHECK(rec_mem > 0);
+}

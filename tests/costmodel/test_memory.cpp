@@ -158,3 +158,21 @@ TEST_CASE("the loss holds what the stack keeps per logit: flash-attn's fused los
                       stage_memory(m, foundry, p)[0].buffers_bytes;
   CHECK(diff == Approx(logits * (10 - 4)));
 }
+
+TEST_CASE("TorchTitan's op-level selective recompute keeps the input, every second matmul and attention") {
+  // Llama 3 8B (h 4096, 32 heads of 128, 8 KV heads, ffn 14336), one sequence of 8192, tp 1.
+  // TorchTitan's Llama issues q, k, v, o, w1, w3, w2; the 1st, 3rd, 5th and 7th outputs are saved:
+  // q 4096 + v 1024 + w1 14336 + w2 4096 wide, with the layer input (4096) and the attention
+  // output (4096): 31744 16-bit values per token, plus the fp32 log-sum-exp of 32 heads.
+  ModelSpec m = test::gpt_shape("llama3-8b", 32, 4096, 32, 14336, 8192, 128256);
+  m.kv_heads = 8;
+  m.activation = Activation::swiglu;
+  m.dropout = 0;
+  const double per_token = 2 * 31744.0 + 4 * 32;
+  CHECK(layer_activation_bytes(m, 1, 1, false, Recompute::selective, Attention::fused,
+                               SelectiveRecompute::alternate_matmuls) == Approx(8192 * per_token));
+  // 15.5 h bytes per token against Megatron's 32 h (no dropout) for the same layer.
+  CHECK(per_token / 4096 == Approx(15.5 + 4 * 32 / 4096.0));
+  CHECK(layer_activation_bytes(m, 1, 1, false, Recompute::selective, Attention::fused) ==
+        Approx(8192 * 4096 * (8 + 24.0)));
+}

@@ -67,6 +67,14 @@ struct Fp8Recipe {
   bool operator==(const Fp8Recipe&) const = default;
 };
 
+// What a stack's selective recompute keeps (presets/stacks/, "selective_recompute"):
+//   attention_core     Megatron-LM (Korthikanti et al. 2022): everything but the attention core's
+//                      s x s tensors, which are recomputed (nothing to recompute when fused);
+//   alternate_matmuls  TorchTitan's op-level policy: per layer, its input and the outputs of the
+//                      attention kernel and of every second matmul (the 1st, 3rd, ...) are saved;
+//                      the other matmuls and every element-wise op are recomputed in backward.
+enum class SelectiveRecompute { attention_core, alternate_matmuls };
+
 struct JobSpec {
   int64_t global_batch = 0;  // sequences per iteration
   double tokens = 0;         // total training tokens; 0 = not given
@@ -97,6 +105,8 @@ struct JobSpec {
   Fp8Recipe fp8;
   // From the stack's preset: bytes per logit element the loss holds at its peak (StackSpec).
   double loss_bytes_per_logit = 10;
+  // From the stack's preset: what recompute "selective" keeps.
+  SelectiveRecompute selective = SelectiveRecompute::attention_core;
 };
 
 const char* to_string(ParamBytesConvention c);

@@ -23,6 +23,7 @@ struct StackSpec {
   // for the backward (2 + 4 + 4); flash-attn's fused cross-entropy holds the logits and their
   // gradient (2 + 2).
   double loss_bytes_per_logit = 10;
+  SelectiveRecompute selective = SelectiveRecompute::attention_core;  // "selective_recompute"
 };
 
 // A job on this stack: its attention, kernels, overlaps, fp8 recipe and loss. The job's own

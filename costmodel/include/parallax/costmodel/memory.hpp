@@ -35,8 +35,13 @@ double stage_non_layer_params_per_rank(const ModelSpec& m, const PlanSpec& p, in
 // Fused attention stores no s x s tensor (probabilities, dropout mask): the 5 a s/h term becomes
 // the fp32 row log-sum-exp, 4 a s b bytes per layer (÷ t), i.e. 4 a/h of s b h. A model without
 // dropout stores no masks: 10 -> 8 and 34 -> 32, and 5 a s/h -> 2 a s/h (the softmax output).
+// TorchTitan's selective policy (SelectiveRecompute::alternate_matmuls) keeps, per token, the
+// layer input, the outputs of the 1st, 3rd, ... matmuls (layer_matmuls) and of the attention
+// kernel (with its fp32 log-sum-exp): e (h + sum of those widths + a d / t) + 4 a / t bytes, the
+// input and row-parallel outputs whole (÷ t with SP), the column-parallel ones ÷ t.
 double layer_activation_bytes(const ModelSpec& m, int64_t micro_batch, int64_t tp, bool sp,
-                              Recompute r, Attention attention = Attention::unfused);
+                              Recompute r, Attention attention = Attention::unfused,
+                              SelectiveRecompute policy = SelectiveRecompute::attention_core);
 // Activation bytes one micro-batch leaves stashed on a pipeline stage (all its layers, the
 // dtype's activation width) until its backward: the per-micro-batch unit of StageMemory's
 // activations. With vpp chunks each chunk holds 1/vpp of it.

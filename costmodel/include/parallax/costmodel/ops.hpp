@@ -64,7 +64,18 @@ struct ShardShape {
   bool eager = false;            // element-wise work op by op (PyTorch eager), not fused kernels
   bool fp8 = false;              // the layers' linear GEMMs in fp8, with their casts
   Fp8Recipe fp8_recipe;
+  SelectiveRecompute selective = SelectiveRecompute::attention_core;  // the stack's policy
 };
+
+// The matmuls of one layer's forward as a PyTorch model issues them (q, k, v, o, then the FFN's
+// w1, w3, w2 with SwiGLU or fc1, fc2), on this rank: output width n and contraction k. TorchTitan's
+// op-level selective recompute saves the outputs of the 1st, 3rd, ... and recomputes the others.
+struct LayerMatmul {
+  const char* name;
+  double n, k;
+  bool row_parallel;  // output whole (h) on every rank, as a row-parallel linear's
+};
+std::vector<LayerMatmul> layer_matmuls(const ModelSpec& m, int64_t tp);
 
 // Bytes per element the element-wise kernels of a layer and the loss move, with e bytes per
 // activation element: fused kernels read and write each tensor about once; PyTorch eager runs the

@@ -15,6 +15,8 @@
 namespace parallax::cli {
 namespace {
 
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
 struct ValidateArgs {
   std::vector<std::string> runs;
   std::vector<std::string> exclude;
@@ -44,7 +46,10 @@ nlohmann::json rows_json(const std::vector<ValidationRow>& rows) {
                    {"vpp", r.plan.vpp}, {"micro_batch", r.plan.micro_batch},
                    {"recompute", to_string(r.plan.recompute)},
                    {"sequence_parallel", r.plan.sequence_parallel}, {"zero", r.plan.zero},
-                   {"filled", r.filled}, {"fits", r.fits}});
+                   {"filled", r.filled}, {"fits", r.fits},
+                   {"predicted_peak_memory_gib", r.predicted_peak_memory_bytes / kGiB}});
+    if (r.measured_peak_memory_bytes > 0)
+      out.back()["measured_peak_memory_gib"] = r.measured_peak_memory_bytes / kGiB;
   }
   return out;
 }
@@ -61,11 +66,28 @@ nlohmann::json report_json(const std::vector<ValidationRow>& rows, const ErrorSu
   j["groups"] = nlohmann::json::object();
   for (const GroupError& g : group_errors(rows, by)) j["groups"][g.key] = summary_json(g.summary);
   j["group_by"] = by;
+  j["memory_summary"] = summary_json(summarize_memory(rows));
   j["sweeps"] = nlohmann::json::array();
   for (const SweepRank& w : sweep_ranks(rows)) {
     j["sweeps"].push_back({{"sweep", w.sweep}, {"rows", w.rows}, {"spearman", number_or_null(w.spearman)}});
   }
   return j;
+}
+
+// The rows whose source published a peak memory: the memory model against it.
+void print_memory(const std::vector<ValidationRow>& rows) {
+  const ErrorSummary m = summarize_memory(rows);
+  if (m.rows == 0) return;
+  TextTable t({"run", "published GiB", "predicted GiB", "error"});
+  for (const ValidationRow& r : rows) {
+    if (r.measured_peak_memory_bytes <= 0) continue;
+    t.add_row({r.id, fmt(r.measured_peak_memory_bytes / kGiB, 1),
+               fmt(r.predicted_peak_memory_bytes / kGiB, 1),
+               fmt((r.predicted_peak_memory_bytes / r.measured_peak_memory_bytes - 1) * 100, 1) + "%"});
+  }
+  std::cout << "Peak memory per GPU, predicted (the most loaded stage, no reserve) vs published\n"
+            << t.str() << "mean |error| " << fmt(m.mean_abs_error_pct, 2) << "%   max |error| "
+            << fmt(m.max_abs_error_pct, 2) << "%   (" << m.rows << " runs)\n\n";
 }
 
 void print_text(const std::vector<ValidationRow>& rows, const ErrorSummary& s,
@@ -101,6 +123,7 @@ void print_text(const std::vector<ValidationRow>& rows, const ErrorSummary& s,
     std::cout << "Ranking of the plans of one job (Spearman, predicted vs measured throughput)\n"
               << w.str() << '\n';
   }
+  print_memory(rows);
   if (!unsupported.empty()) {
     std::cout << "Not predicted (the cost model cannot express them yet, or their metric cannot "
                  "be converted):\n";

@@ -170,10 +170,14 @@ void read_row_measured(JsonObjectReader& r, const CorpusFile& f, PublishedRun& r
     Measurement x;
     x.value = mr.get_number("value", 1e-12, 1e18);
     x.metric = mr.get_enum("metric", {"iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu",
-                                      "tflops_per_gpu", "mfu", "hfu"});
+                                      "tflops_per_gpu", "mfu", "hfu", "peak_memory_gib"});
     x.convention = mr.get_string("convention");
     mr.finish();
     if (!f.conventions.count(x.convention)) mr.fail("convention", "must be a key of the file's conventions");
+    if (x.metric == "peak_memory_gib") {  // beside the throughput, not instead of it
+      run.measured_peak_memory_bytes = x.value * 1024 * 1024 * 1024;
+      continue;
+    }
     if ((x.metric == "mfu" || x.metric == "hfu") && x.value > 1) mr.fail("value", "MFU and HFU are fractions (0-1)");
     const int rank = static_cast<int>(std::find(std::begin(order), std::end(order), x.metric) - std::begin(order));
     const auto form = f.formulas.find(x.convention);

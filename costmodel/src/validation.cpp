@@ -109,6 +109,8 @@ ValidationRow predict_run(const PublishedRun& run, const PlanSpec& plan,
   out.error_pct = (ratio - 1) * 100;
   out.plan = plan;
   out.fits = pr.fits;
+  out.predicted_peak_memory_bytes = pr.peak_bytes;
+  out.measured_peak_memory_bytes = run.measured_peak_memory_bytes;
   out.model = run.model;
   out.cluster = run.cluster;
   out.job = run.job;
@@ -159,6 +161,20 @@ ErrorSummary summarize(const std::vector<ValidationRow>& rows) {
     s.max_abs_error_pct = std::max(s.max_abs_error_pct, std::fabs(r.error_pct));
   }
   s.mean_abs_error_pct = rows.empty() ? 0 : sum / static_cast<double>(rows.size());
+  return s;
+}
+
+ErrorSummary summarize_memory(const std::vector<ValidationRow>& rows) {
+  ErrorSummary s;
+  double sum = 0;
+  for (const ValidationRow& r : rows) {
+    if (r.measured_peak_memory_bytes <= 0) continue;
+    const double e = std::fabs(r.predicted_peak_memory_bytes / r.measured_peak_memory_bytes - 1) * 100;
+    ++s.rows;
+    sum += e;
+    s.max_abs_error_pct = std::max(s.max_abs_error_pct, e);
+  }
+  s.mean_abs_error_pct = s.rows == 0 ? 0 : sum / static_cast<double>(s.rows);
   return s;
 }
 

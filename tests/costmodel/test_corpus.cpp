@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -12,6 +13,8 @@
 #include "parallax/core/error.hpp"
 #include "parallax/costmodel/conventions.hpp"
 #include "parallax/costmodel/corpus.hpp"
+#include "parallax/costmodel/predict.hpp"
+#include "parallax/costmodel/validation.hpp"
 
 using namespace parallax;
 
@@ -145,4 +148,30 @@ TEST_CASE("corpus: schema breaks are bad input naming the field") {
   d = good_file();
   d["runs"][0]["plan"]["tp"] = 0;
   refused(d, "tp");
+}
+
+TEST_CASE("corpus: a published peak memory rides beside the throughput, in bytes, and is compared") {
+  nlohmann::json d = good_file();
+  d["runs"][0]["measured"] = nlohmann::json::array(
+      {{{"value", 1000}, {"metric", "tokens_per_s_per_gpu"}, {"convention", "tps"}},
+       {{"value", 30.5}, {"metric", "peak_memory_gib"}, {"convention", "tps"}}});
+  d["runs"][0]["plan"]["micro_batch"] = 2;
+  const Corpus c = read_doc(d);
+  REQUIRE(c.runs.size() == 1);
+  const PublishedRun& r = c.runs[0];
+  // The throughput stays the compared metric; the memory is 30.5 x 2^30 bytes.
+  CHECK(r.measured.metric == "tokens_per_s_per_gpu");
+  CHECK(r.measured_iteration_time_s == Approx(64.0 * 128 / (1000.0 * 8)));
+  CHECK(r.measured_peak_memory_bytes == 30.5 * 1073741824.0);
+  // validate carries it beside predict()'s peak for the same plan.
+  const ValidationReport rep = validate_corpus(c, std::nullopt);
+  REQUIRE(rep.rows.size() == 1);
+  const ValidationRow& v = rep.rows[0];
+  CHECK(v.measured_peak_memory_bytes == r.measured_peak_memory_bytes);
+  TopologyCache topos;
+  const Prediction pr = predict(v.model, topos.get(v.cluster), v.job, v.plan, v.profile);
+  CHECK(v.predicted_peak_memory_bytes == pr.peak_bytes);
+  const ErrorSummary m = summarize_memory(rep.rows);
+  CHECK(m.rows == 1);
+  CHECK(m.mean_abs_error_pct == Approx(std::fabs(pr.peak_bytes / (30.5 * 1073741824.0) - 1) * 100));
 }

@@ -26,7 +26,8 @@ GPUS = {os.path.basename(f)[:-5]
         for f in glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                         "presets", "gpus", "*.json"))} - {"cpu-core"}
 DTYPES = {"bf16", "fp8", "fp16", "tf32", "fp32"}
-METRICS = {"iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "mfu", "hfu"}
+METRICS = {"iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "mfu", "hfu",
+           "peak_memory_gib"}
 KINDS = {"paper", "repository", "page"}
 STACKS = {"megatron-lm", "megatron-core", "nemo", "deepspeed", "megatron-deepspeed", "pytorch-fsdp",
           "torchtitan", "llm-foundry", "other"}

@@ -48,6 +48,9 @@ struct PublishedRun {
   // The measured value as an iteration time, through the convention's formula (the error of any
   // throughput metric is measured_iteration_time_s / predicted - 1).
   double measured_iteration_time_s = 0;
+  // The peak memory per GPU the source published (metric peak_memory_gib, e.g. PyTorch's
+  // max_memory_reserved), in bytes; 0 = not published. Compared, never fitted.
+  double measured_peak_memory_bytes = 0;
 };
 
 struct UnsupportedRun {

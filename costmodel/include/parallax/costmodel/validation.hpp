@@ -45,6 +45,10 @@ struct ValidationRow {
   PlanSpec plan;       // the plan predicted, unpublished fields filled
   std::string filled;  // which unpublished fields were chosen, and what the reader assumed
   bool fits = false;
+  // Peak memory per GPU: the most loaded stage's bytes as predicted (without the profile's
+  // reserve), and as the source published it (0 = not published).
+  double predicted_peak_memory_bytes = 0;
+  double measured_peak_memory_bytes = 0;
   ModelSpec model;
   ClusterSpec cluster;
   JobSpec job;
@@ -69,6 +73,8 @@ struct ErrorSummary {
   double max_abs_error_pct = 0;
 };
 ErrorSummary summarize(const std::vector<ValidationRow>& rows);
+// The rows with a published peak memory: predicted / published - 1, in percent.
+ErrorSummary summarize_memory(const std::vector<ValidationRow>& rows);
 
 struct ValidationReport {
   std::vector<ValidationRow> rows;

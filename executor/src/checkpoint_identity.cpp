@@ -22,6 +22,9 @@ json architecture(const ModelSpec& m) {
   json j = to_json(m);
   j.erase("name");
   j.erase("source");
+  // Dropout is how the weights were trained, not what they are; checkpoints written before the
+  // model had the field keep their identity.
+  j.erase("dropout");
   return j;  // nlohmann::json keeps keys sorted: the dump is canonical
 }
 

@@ -15,6 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "../core/core_test_util.hpp"
+#include "parallax/core/presets.hpp"
+#include "parallax/executor/checkpoint_identity.hpp"
 #include "parallax/executor/safetensors.hpp"
 
 namespace {
@@ -206,4 +208,15 @@ TEST_CASE("checkpoints written before are verified by their own rule, never acce
         h["__metadata__"].erase("checksum_algorithm");
       },
       "__metadata__.checksum", {"no checksum"});
+}
+
+TEST_CASE("a checkpoint's model identity is its weights' architecture: dropout is not part of it") {
+  ModelSpec m = parallax::load_model("gpt-tiny");
+  const std::string id = parallax::exec::model_identity_hash(m);
+  m.dropout = 0;
+  CHECK(parallax::exec::model_identity_hash(m) == id);
+  m.name = "renamed";
+  CHECK(parallax::exec::model_identity_hash(m) == id);
+  m.heads = 2;
+  CHECK(parallax::exec::model_identity_hash(m) != id);
 }

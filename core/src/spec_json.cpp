@@ -99,7 +99,7 @@ ModelSpec read_model(JsonObjectReader& r) {
       enum_from(r.get_enum_or("position", {"learned", "rope", "alibi"}, "learned"), kPositions);
   m.tied_embeddings = r.get_bool_or("tied_embeddings", true);
   m.norm = enum_from(r.get_enum_or("norm", {"layernorm", "rmsnorm"}, "layernorm"), kNorms);
-  m.dropout = r.get_number_or("dropout", 0, 0.99, 0.1);
+  m.dropout = r.get_number_or("dropout", 0, Limits::max_dropout, 0.1);
 
   if (m.hidden % m.heads != 0)
     r.fail("heads", "hidden (" + std::to_string(m.hidden) + ") must be divisible by heads (" +

@@ -76,7 +76,7 @@ struct Reader {
     if (unpublished(m.raw("tied_embeddings"))) need("model tied_embeddings unpublished");
     else s.tied_embeddings = m.get_bool("tied_embeddings");
     // Dropout where the source's configuration states it; Megatron-LM's 0.1 otherwise.
-    if (m.has("dropout")) s.dropout = m.get_number("dropout", 0, 0.99);
+    if (m.has("dropout")) s.dropout = m.get_number("dropout", 0, Limits::max_dropout);
     for (const char* k : {"experts", "top_k", "expert_ffn_hidden", "shared_experts"}) {
       if (m.has(k)) {
         m.ignore(k);

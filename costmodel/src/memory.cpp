@@ -76,7 +76,7 @@ double layer_activation_bytes(const ModelSpec& m, int64_t micro_batch, int64_t t
     return s * b * alternate_matmul_stash(m, tp, sp);
   // Dropout masks, one byte per element: after attention's softmax and on both residual branches
   // (2 s b h of Korthikanti's 34, kept whole without SP). None when the model has no dropout.
-  const double mask = m.has_dropout() ? 1 : 0;
+  const double mask = m.dropout_mask_bytes();
   // Unfused: softmax output, dropout mask and output per head (the softmax output alone without
   // dropout); fused: the log-sum-exp per row.
   const double attn = attention == Attention::fused ? 4 * a / h : (2 + 3 * mask) * a * s / h;
@@ -167,7 +167,7 @@ std::vector<StageMemory> stage_memory(const ModelSpec& m, const JobSpec& j, cons
     buffers += sbh * sh.act_bytes;
     if (p.pp > 1) buffers += 4 * sbh * sh.act_bytes / t;
     // Embedding output and its dropout mask.
-    if (k == 0) buffers += sbh * (sh.act_bytes + (m.has_dropout() ? 1 : 0));
+    if (k == 0) buffers += sbh * (sh.act_bytes + m.dropout_mask_bytes());
     // The loss at its peak: what the stack holds per logit (presets/stacks/, "loss"), with
     // 16-bit logits; wider activations widen the logits.
     if (k == p.pp - 1) buffers += sb * v_local * (j.loss_bytes_per_logit + sh.act_bytes - 2);

@@ -12,7 +12,6 @@
 namespace parallax {
 namespace {
 
-constexpr double kMaskBytes = 1;  // dropout masks are stored as bytes
 
 void add_gemm(std::vector<Op>& ops, std::string name, Phase phase, GemmShape g) {
   Op op;
@@ -73,7 +72,7 @@ LayerDims dims(const ModelSpec& m, const ShardShape& sh) {
   L.e = sh.act_bytes;
   L.fused = sh.fused_attention;
   L.unpad = sh.attention_unpad;
-  L.mask = m.has_dropout() ? kMaskBytes : 0;
+  L.mask = m.dropout_mask_bytes();
   L.fp8 = sh.fp8;
   L.sp = sh.sequence_parallel;
   L.recipe = sh.fp8_recipe;
@@ -403,8 +402,7 @@ std::vector<Op> embedding_ops(const ModelSpec& m, const ShardShape& s) {
   const double e = s.act_bytes;
   // Vocab-parallel lookup writes s*b*h, then position add and embedding dropout.
   add_mem(ops, "embedding.lookup", Phase::forward, sbh * (e + 4.0 / static_cast<double>(m.hidden)), 0);
-  add_mem(ops, "embedding.dropout", Phase::forward, sbh * (3 * e + (m.has_dropout() ? kMaskBytes : 0)),
-          2 * sbh);
+  add_mem(ops, "embedding.dropout", Phase::forward, sbh * (3 * e + m.dropout_mask_bytes()), 2 * sbh);
   // Backward scatter-adds the incoming gradient into the fp32 embedding gradient.
   add_mem(ops, "embedding.bwd", Phase::backward_weight, sbh * (2 * e + 4), sbh);
   return ops;

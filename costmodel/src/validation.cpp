@@ -152,30 +152,36 @@ ValidationRow validate_run(const PublishedRun& run, const EfficiencyProfile& pro
   return best;
 }
 
-ErrorSummary summarize(const std::vector<ValidationRow>& rows) {
-  ErrorSummary s;
-  s.rows = rows.size();
-  double sum = 0;
-  for (const ValidationRow& r : rows) {
-    sum += std::fabs(r.error_pct);
-    s.max_abs_error_pct = std::max(s.max_abs_error_pct, std::fabs(r.error_pct));
-  }
-  s.mean_abs_error_pct = rows.empty() ? 0 : sum / static_cast<double>(rows.size());
-  return s;
-}
+namespace {
 
-ErrorSummary summarize_memory(const std::vector<ValidationRow>& rows) {
+// Mean and max of absolute errors in percent.
+ErrorSummary summary_of(const std::vector<double>& abs_errors_pct) {
   ErrorSummary s;
+  s.rows = abs_errors_pct.size();
   double sum = 0;
-  for (const ValidationRow& r : rows) {
-    if (r.measured_peak_memory_bytes <= 0) continue;
-    const double e = std::fabs(r.predicted_peak_memory_bytes / r.measured_peak_memory_bytes - 1) * 100;
-    ++s.rows;
+  for (const double e : abs_errors_pct) {
     sum += e;
     s.max_abs_error_pct = std::max(s.max_abs_error_pct, e);
   }
   s.mean_abs_error_pct = s.rows == 0 ? 0 : sum / static_cast<double>(s.rows);
   return s;
+}
+
+}  // namespace
+
+ErrorSummary summarize(const std::vector<ValidationRow>& rows) {
+  std::vector<double> errors;
+  errors.reserve(rows.size());
+  for (const ValidationRow& r : rows) errors.push_back(std::fabs(r.error_pct));
+  return summary_of(errors);
+}
+
+ErrorSummary summarize_memory(const std::vector<ValidationRow>& rows) {
+  std::vector<double> errors;
+  for (const ValidationRow& r : rows)
+    if (r.measured_peak_memory_bytes > 0)
+      errors.push_back(std::fabs(r.predicted_peak_memory_bytes / r.measured_peak_memory_bytes - 1) * 100);
+  return summary_of(errors);
 }
 
 ValidationReport validate_corpus(const Corpus& corpus,

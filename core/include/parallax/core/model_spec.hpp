@@ -29,6 +29,8 @@ struct ModelSpec {
   double dropout = 0.1;
 
   bool has_dropout() const { return dropout > 0; }
+  // Bytes of dropout mask stored and moved per masked element: a byte each, none without dropout.
+  double dropout_mask_bytes() const { return has_dropout() ? 1 : 0; }
   int64_t head_dim() const { return hidden / heads; }
 };
 

@@ -27,6 +27,7 @@ struct Limits {
   static constexpr double max_bytes = 1e15;
   static constexpr double max_bytes_per_s = 1e15;
   static constexpr double max_tokens = 1e16;
+  static constexpr double max_dropout = 0.99;
 };
 
 // Each reader rejects unknown keys of its object (call r.ignore(key) first to allow extra keys),

@@ -129,3 +129,17 @@ TEST_CASE("fp8: stacks carry their recipe; a bad one names the field") {
   JsonObjectReader r(st, "stack.json");
   CHECK_THROWS_WITH(read_stack(r), Catch::Contains("$.fp8.scaling"));
 }
+
+TEST_CASE("a stack's loss and selective-recompute entries: bad values name their field") {
+  nlohmann::json st = {{"name", "s"}, {"source", "x"}, {"attention", "fused"},
+                       {"selective_recompute", {{"policy", "every_other"}, {"source", "y"}}}};
+  JsonObjectReader r(st, "stack.json");
+  CHECK_THROWS_WITH(read_stack(r), Catch::Contains("$.selective_recompute.policy"));
+  st.erase("selective_recompute");
+  st["loss"] = {{"bytes_per_logit", 1}, {"source", "y"}};  // below a 16-bit logit's own 2 bytes
+  JsonObjectReader l(st, "stack.json");
+  CHECK_THROWS_WITH(read_stack(l), Catch::Contains("$.loss.bytes_per_logit"));
+  st["loss"] = {{"bytes_per_logit", 4}, {"source", ""}};
+  JsonObjectReader s(st, "stack.json");
+  CHECK_THROWS_WITH(read_stack(s), Catch::Contains("$.loss.source"));
+}

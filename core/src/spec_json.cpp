@@ -24,6 +24,8 @@ constexpr int64_t kMaxNicsPerNode = 1024;
 constexpr int64_t kMaxSwitchRadix = 1 << 16;
 constexpr double kMaxPricePerGpuHour = 1e6;
 constexpr int64_t kMaxSmCount = 1024;  // B200: 148 SMs
+constexpr int64_t kMinGemmTile = 8;     // a tensor core MMA's smallest side
+constexpr int64_t kMaxGemmTile = 1024;  // the largest CTA tiles are 256 a side
 
 // Marks the keys an object may hold and rejects any other before a field is read.
 void expect_keys(JsonObjectReader& r, std::initializer_list<const char*> keys) {
@@ -113,7 +115,7 @@ ModelSpec read_model(JsonObjectReader& r) {
 
 GpuSpec read_gpu(JsonObjectReader& r) {
   expect_keys(r, {"name", "source", "peak_flops_per_s", "hbm_bytes", "hbm_bandwidth_bytes_per_s",
-                  "sm_count", "arch"});
+                  "sm_count", "arch", "gemm_tile"});
   GpuSpec g;
   g.name = r.get_string_or("name", "custom");
   g.source = r.get_string_or("source", "");
@@ -131,6 +133,14 @@ GpuSpec read_gpu(JsonObjectReader& r) {
   g.arch = r.get_string_or("arch", "");
   if (r.has("arch") && !is_compute_capability(g.arch))
     r.fail("arch", "must be a compute capability such as \"sm90\" (got \"" + g.arch + "\")");
+  if (r.has("gemm_tile")) {
+    if (g.sm_count == 0) r.fail("gemm_tile", "needs sm_count: tiles are scheduled in waves over the SMs");
+    JsonObjectReader t = r.object("gemm_tile");
+    expect_keys(t, {"m", "n", "source"});
+    g.gemm_tile_m = t.get_int("m", kMinGemmTile, kMaxGemmTile);
+    g.gemm_tile_n = t.get_int("n", kMinGemmTile, kMaxGemmTile);
+    g.gemm_tile_source = t.get_string_or("source", "");
+  }
   return g;
 }
 
@@ -372,6 +382,8 @@ json to_json(const GpuSpec& g) {
           {"hbm_bandwidth_bytes_per_s", g.hbm_bandwidth_bytes_per_s}};
   if (g.sm_count > 0) out["sm_count"] = g.sm_count;
   if (!g.arch.empty()) out["arch"] = g.arch;
+  if (g.gemm_tile_m > 0)
+    out["gemm_tile"] = {{"m", g.gemm_tile_m}, {"n", g.gemm_tile_n}, {"source", g.gemm_tile_source}};
   return out;
 }
 

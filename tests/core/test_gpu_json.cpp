@@ -52,6 +52,19 @@ TEST_CASE("gpu: memory", "[core][gpu]") {
   require_input_error([&] { read_as(j, read_gpu); }, "$.arch", {"compute capability", "hopper"});
 }
 
+TEST_CASE("gpu: a GEMM tile needs the SM count and sides of 8 to 1024", "[core][gpu][errors]") {
+  json j = base_gpu();
+  j.erase("sm_count");
+  j["gemm_tile"] = {{"m", 256}, {"n", 128}};
+  require_input_error([&] { read_as(j, read_gpu); }, "$.gemm_tile", {"sm_count"});
+  j["sm_count"] = 108;
+  j["gemm_tile"]["n"] = 4;
+  require_input_error([&] { read_as(j, read_gpu); }, "$.gemm_tile.n", {});
+  j["gemm_tile"]["n"] = 128;
+  j["gemm_tile"]["k"] = 32;
+  require_input_error([&] { read_as(j, read_gpu); }, "$.gemm_tile.k", {"unknown"});
+}
+
 TEST_CASE("gpu: write then read round trips", "[core][gpu][roundtrip]") {
   GpuSpec g{.name = "h100-ish",
             .source = "s",
@@ -59,7 +72,10 @@ TEST_CASE("gpu: write then read round trips", "[core][gpu][roundtrip]") {
             .hbm_bytes = 80.0 * (1ull << 30),
             .hbm_bandwidth_bytes_per_s = 3.35e12 + 0.1,
             .sm_count = 132,
-            .arch = "sm90"};
+            .arch = "sm90",
+            .gemm_tile_m = 128,
+            .gemm_tile_n = 256,
+            .gemm_tile_source = "t"};
   const json j = to_json(g);
   const GpuSpec back = read_as(parse_json_text(j.dump(), "g.json"), read_gpu);
   CHECK(back.name == g.name);
@@ -69,6 +85,9 @@ TEST_CASE("gpu: write then read round trips", "[core][gpu][roundtrip]") {
   CHECK(back.hbm_bandwidth_bytes_per_s == g.hbm_bandwidth_bytes_per_s);
   CHECK(back.sm_count == 132);
   CHECK(back.arch == "sm90");
+  CHECK(back.gemm_tile_m == 128);
+  CHECK(back.gemm_tile_n == 256);
+  CHECK(back.gemm_tile_source == "t");
   CHECK(to_json(back) == j);
 
   g.peak_flops_per_s[static_cast<int>(Dtype::fp8)] = 0;  // no fp8: left out, read back as 0

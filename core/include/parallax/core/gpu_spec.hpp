@@ -23,6 +23,12 @@ struct GpuSpec {
   // Compute capability ("sm80" A100, "sm90" H100/H200, "sm100" B200/GB200): which measurements of
   // a fused attention kernel apply (presets/attention/). Empty = not given (CPU devices).
   std::string arch;
+  // The output tile (rows x columns of C) of the 16-bit GEMM kernels cuBLAS picks for large
+  // GEMMs on this GPU: a GEMM runs in waves of sm_count tiles, and a partial last wave costs a
+  // whole one (costmodel/gemm_waves.hpp). 0 = not given: no wave quantization is charged.
+  int64_t gemm_tile_m = 0;
+  int64_t gemm_tile_n = 0;
+  std::string gemm_tile_source;
 
   double peak(Dtype d) const { return peak_flops_per_s[static_cast<int>(d)]; }
 };

@@ -9,6 +9,7 @@
 
 #include "parallax/core/error.hpp"
 #include "parallax/costmodel/attention_efficiency.hpp"
+#include "parallax/costmodel/gemm_waves.hpp"
 #include "parallax/costmodel/memory.hpp"
 #include "parallax/costmodel/ops.hpp"
 #include "parallax/topologies/topology.hpp"
@@ -33,6 +34,7 @@ struct Rates {
   // The fused attention kernel the stack runs on this GPU (presets/attention/), or nullptr.
   const AttentionKernel* attention_kernel = nullptr;
   const std::string* arch = nullptr;  // the GPU's compute capability
+  const GpuSpec* gpu = nullptr;        // its SMs and GEMM tile (wave quantization)
 };
 
 // The class's cold and warm efficiency on the model's layers: their own measurement when the
@@ -86,7 +88,8 @@ double cold_op_time(const Op& op, const Rates& r) {
   if (flash && flash_eff > 0) return std::max(op.flops / (peak * flash_eff * r.scale), mem_s);
   if (const GemmShapeEfficiency* e = pf.gemm_shape(gemm_role(op.phase), g.batch, g.m, g.n, g.k))
     return op.flops / (peak * e->efficiency * r.scale);
-  const double eff = pf.gemm_efficiency(op.shape.min_dim());
+  // The fitted curve is the efficiency of full waves; a partial last wave idles SMs.
+  const double eff = pf.gemm_efficiency(g.min_dim()) * (r.gpu ? wave_efficiency(g, *r.gpu) : 1.0);
   return std::max(op.flops / (peak * eff * r.scale), mem_s);
 }
 
@@ -235,6 +238,7 @@ Rates rates_for(const GpuSpec& gpu, const JobSpec& j, const EfficiencyProfile& p
   const bool fp8 = j.dtype == Dtype::fp8;
   Rates r{fp8 ? gpu.peak(Dtype::bf16) : peak, peak, gpu.hbm_bandwidth_bytes_per_s,
           prof.framework(j.framework).compute_efficiency_scale, &prof, 0, {}};
+  r.gpu = &gpu;
   if (j.attention == Attention::fused) {
     r.attention_kernel = attention_kernel_for(j.attention_kernels, gpu.arch);
     r.arch = &gpu.arch;

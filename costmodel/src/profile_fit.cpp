@@ -128,7 +128,7 @@ std::string fit_account(const ProfileFit& fit, const EfficiencyProfile& p, size_
   src << "Fitted by `parallax fit` to " << fit.rows_used.size()
       << " rows of the validation corpus predicted with this profile (provenance.source_runs), "
          "never per row: GEMM efficiency e_max * d / (d + d_half) in the GEMM's smallest dimension "
-         "d, e_max "
+         "d at full waves of the GPU's GEMM tiles (each GEMM also pays its wave quantization), e_max "
       << p.gemm_curve_e_max << ", d_half " << p.gemm_curve_d_half << ", memory-bound kernels "
       << p.memory_bound_efficiency << " of HBM bandwidth (fitted: " << fit.curve_fitted << ", on "
       << ref_rows << " rows" << (shape ? "" : "; the rest of the curve from the base profile")

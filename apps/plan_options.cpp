@@ -10,7 +10,9 @@ void add_job_options(CLI::App& app, PlanOptions& o, bool with_gpus) {
   app.add_option("--cluster", o.cluster, "cluster preset name or JSON file")->capture_default_str();
   app.add_option("--nodes", o.nodes,
                  "the cluster at this many nodes (up to what its fabric joins; default: its own)");
-  if (with_gpus) app.add_option("--gpus", o.gpus, "GPUs used (tp * pp * dp)")->capture_default_str();
+  if (with_gpus) {
+    app.add_option("--gpus", o.gpus, "GPUs used (tp * pp * dp)")->capture_default_str();
+  }
   app.add_option("--global-batch", o.global_batch, "sequences per iteration")->capture_default_str();
   app.add_option("--dtype", o.dtype, "training dtype: fp32|tf32|bf16|fp16|fp8")->capture_default_str();
   app.add_option("--bytes-per-param", o.bytes_per_param,
@@ -31,6 +33,17 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
   add_job_options(app, o);
   app.add_option("--tp", o.tp, "tensor-parallel size")->capture_default_str();
   app.add_option("--pp", o.pp, "pipeline-parallel size")->capture_default_str();
+  // The defaults of --gpus, --tp, --pp and --global-batch are MT-NLG 530B's published plan, the
+  // default model's; another --model takes the whole cluster, tp 1, pp 1 and one micro-batch per
+  // data-parallel rank for the ones left out.
+  CLI::App* sub = &app;
+  app.parse_complete_callback([sub, &o] {
+    if (sub->count("--model") == 0 || o.model == PlanOptions{}.model) return;
+    if (sub->count("--gpus") == 0) o.gpus.clear();
+    if (sub->count("--tp") == 0) o.tp = "1";
+    if (sub->count("--pp") == 0) o.pp = "1";
+    if (sub->count("--global-batch") == 0) o.global_batch.clear();
+  });
   app.add_option("--vpp", o.vpp, "virtual stages per pipeline rank (interleaved 1F1B)")
       ->capture_default_str();
   app.add_option("--mbs", o.mbs, "micro-batch size")->capture_default_str();

@@ -54,7 +54,7 @@ ResolvedJob resolve_job(const PlanOptions& o, const ModelSpec& model) {
     const int64_t nodes = parse_int("--nodes", o.nodes, 1, Limits::max_gpus);
     r.cluster = with_nodes(r.cluster, nodes, "command line", "--nodes").cluster;
   }
-  r.gpus = parse_int("--gpus", o.gpus, 1, Limits::max_gpus);
+  r.gpus = o.gpus.empty() ? r.cluster.total_gpus() : parse_int("--gpus", o.gpus, 1, Limits::max_gpus);
   if (r.gpus > r.cluster.total_gpus()) {
     throw InputError("command line", "--gpus",
                      "cluster " + r.cluster.name + " has " + std::to_string(r.cluster.total_gpus()) +
@@ -99,7 +99,10 @@ ResolvedJob resolve_job(const PlanOptions& o, const ModelSpec& model) {
 }
 
 Resolved resolve(const PlanOptions& o) {
-  const ResolvedJob rj = resolve_job(o);
+  // Without a global batch the job is read with one sequence, then given micro_batch * dp.
+  PlanOptions job_options = o;
+  if (o.global_batch.empty()) job_options.global_batch = "1";
+  const ResolvedJob rj = resolve_job(job_options);
   Resolved r;
   PlanFile& f = r.file;
   f.model = rj.model;
@@ -131,6 +134,8 @@ Resolved resolve(const PlanOptions& o) {
                                                          0, Limits::max_layers)},
                          {"order", o.order}};
   if (!o.schedule.empty()) plan["schedule"] = o.schedule;
+  if (o.global_batch.empty())
+    f.job.global_batch = plan["micro_batch"].get<int64_t>() * plan["dp"].get<int64_t>();
   try {
     JsonObjectReader pr(plan, "command line", "$.plan");
     f.plan = read_plan(pr);

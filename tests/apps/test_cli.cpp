@@ -275,6 +275,24 @@ TEST_CASE("the stack defaults to the profile's own: gpt-tiny on cpu-local predic
   CHECK(g.out.find("framework torchtitan (fused attention)") != std::string::npos);
 }
 
+TEST_CASE("another model without plan flags takes the whole cluster, tp 1, pp 1, one micro-batch per rank") {
+  // Issue 23: `predict --model gpt-tiny --cluster cpu-local` failed on MT-NLG's 2240 GPUs.
+  const Result r = run("predict --model gpt-tiny --cluster cpu-local");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("2 of 2 cpu-core GPUs") != std::string::npos);
+  CHECK(r.out.find("global batch 2,") != std::string::npos);  // mbs 1 * dp 2
+  CHECK(r.out.find("tp=1 pp=1 dp=2 mbs=1 m=1") != std::string::npos);
+  // Flags that are given stay: mbs 2 * dp 1 with tp 2.
+  const Result t = run("predict --model gpt-tiny --cluster cpu-local --tp 2 --mbs 2");
+  REQUIRE(t.code == 0);
+  CHECK(t.out.find("global batch 2,") != std::string::npos);
+  CHECK(t.out.find("tp=2 pp=1 dp=1 mbs=2 m=1") != std::string::npos);
+  // The default model keeps its published plan.
+  const Result d = run("predict --model mt-nlg-530b");
+  REQUIRE(d.code == 0);
+  CHECK(d.out.find("tp=8 pp=35 dp=8 mbs=1 m=240") != std::string::npos);
+}
+
 TEST_CASE("the nodes flag asks about a preset cluster at another size") {
   const Result r = run("predict --model gpt3-175b --cluster dgx-h100-superpod --nodes 768 --gpus 6144 "
                        "--tp 8 --pp 8 --global-batch 1536");

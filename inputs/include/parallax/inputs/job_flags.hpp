@@ -10,7 +10,9 @@
 
 namespace parallax {
 
-// The job and plan flags as typed; the defaults are the MT-NLG 530B setting.
+// The job and plan flags as typed; the defaults are the MT-NLG 530B setting. An empty `gpus` is
+// all of the cluster's GPUs; an empty `global_batch` (resolve only) one micro-batch per
+// data-parallel rank, micro_batch * dp.
 struct PlanOptions {
   std::string model = "mt-nlg-530b";
   std::string cluster = "dgx-a100-superpod";

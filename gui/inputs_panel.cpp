@@ -114,10 +114,9 @@ InputsPanel::InputsPanel(QWidget* parent) : QWidget(parent) {
   bytes_per_param_ = combo("bytes_per_param", {"16", "18", "20"}, false,
                            "weights + grads + optimizer bytes per parameter (--bytes-per-param)");
   jf->addRow("bytes/param", bytes_per_param_);
-  framework_ = combo("framework",
-                     {"", "megatron-lm", "megatron-core", "megatron-deepspeed", "deepspeed",
-                      "torchtitan", "llm-foundry", "pytorch-fsdp", "parallax-executor"},
-                     true,
+  std::vector<std::string> stacks = {""};  // every preset stack, nemo and nemo-1 included
+  for (const std::string& s : preset_names("stacks")) stacks.push_back(s);
+  framework_ = combo("framework", stacks, true,
                      "software stack (--stack): how it computes attention (presets/stacks/) and "
                      "its entry in the profile; empty = the profile's own");
   jf->addRow("stack", framework_);

@@ -22,7 +22,7 @@ using detail::RowOutcome;
 namespace fs = std::filesystem;
 
 const std::initializer_list<const char*> kStacks = {
-    "megatron-lm", "megatron-core", "nemo",         "deepspeed", "megatron-deepspeed",
+    "megatron-lm", "megatron-core", "nemo", "nemo-1", "deepspeed", "megatron-deepspeed",
     "pytorch-fsdp", "torchtitan",   "llm-foundry", "other"};
 
 // The corpus files named by paths: a directory contributes its *.json in name order.

@@ -188,6 +188,23 @@ TEST_CASE("interleaved p2p runs under the next chunk's compute with Megatron-Cor
   CHECK(s.costs(one).p2p_exposed_fraction == 1);
 }
 
+TEST_CASE("NeMo 1 exposes TP communication and interleaved p2p; its optimizer overlaps as NeMo 2's") {
+  // NeMo 1's defaults (ub_tp_comm_overlap False, overlap_p2p_comm False): the TP all-gathers and
+  // reduce-scatters cost all their time, as with nothing overlapped, where NeMo 2 hides them to
+  // their SMs; the distributed optimizer's collectives hide exactly as NeMo 2's.
+  const PlanSpec p = test::PlanBuilder(8, 35, 8).batches(1, 240).sequence_parallel().interleaved(3).zero(1);
+  MtNlg bare("nemo");
+  bare.j.overlap = nothing_overlapped();
+  const IterationCosts none = bare.costs(p);
+  const IterationCosts one = MtNlg("nemo-1").costs(p);
+  const IterationCosts two = MtNlg("nemo").costs(p);
+  CHECK(one.stages[10].tp_comm_s == Approx(none.stages[10].tp_comm_s));
+  CHECK(two.stages[10].tp_comm_s == Approx(24.0 / 108 * none.stages[10].tp_comm_s));
+  CHECK(one.p2p_exposed_fraction == 1);
+  CHECK(two.p2p_exposed_fraction == 0);
+  CHECK(one.dp_exposed_s[10] == Approx(two.dp_exposed_s[10]));
+}
+
 TEST_CASE("ZeRO-3 memory holds two gathered layers, one layer's gradients and the embeddings") {
   // 4 layers of h 1024 on dp 8, bf16 weights and fp32 gradients (18 bytes per parameter): the
   // buffers grow by (2 layers + the root unit) x 2 bytes + a layer x 4 bytes over ZeRO-2's.

@@ -29,7 +29,7 @@ DTYPES = {"bf16", "fp8", "fp16", "tf32", "fp32"}
 METRICS = {"iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "mfu", "hfu",
            "peak_memory_gib"}
 KINDS = {"paper", "repository", "page"}
-STACKS = {"megatron-lm", "megatron-core", "nemo", "deepspeed", "megatron-deepspeed", "pytorch-fsdp",
+STACKS = {"megatron-lm", "megatron-core", "nemo", "nemo-1", "deepspeed", "megatron-deepspeed", "pytorch-fsdp",
           "torchtitan", "llm-foundry", "other"}
 FORMULAS = {"megatron_hw", "6n_attn", "6n_attn_noembed"}
 ENUMS = {"activation": {"gelu", "swiglu", "squared_relu"}, "position": {"learned", "rope", "alibi"},

@@ -372,7 +372,7 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
     const DpTraffic t = dp_traffic(prof, p, comm.dp_by_stage[static_cast<size_t>(k)], params,
                                    layer_params, stage_non_layer_params_per_rank(m, p, k),
                                    grad_elem, pb.weights);
-    const double buckets = static_cast<double>(dp_bucket_count(params));
+    const double buckets = static_cast<double>(dp_bucket_count(params, p.dp));
     const double bwd = st.backward_s + st.recompute_s;
     // ZeRO-2: each micro-batch's gradients reduce-scattered under its backward (bucketed).
     st.dp_backward_s = ov.grad_reduce ? overlapped_time_s(t.mb_reduce_s, bwd, t.mb_reduce_s / buckets, slowdown)

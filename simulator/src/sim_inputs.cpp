@@ -43,7 +43,7 @@ SimInputs make_sim_inputs(const ModelSpec& m, const Topology& topo, const JobSpe
     rc.backward_s = (st.backward_s + st.recompute_s) / vpp;
     rc.backward_tp_s = st.tp_comm_s * (1 - fwd_share) / vpp;
     rc.dp_s = costs.dp_s[i];
-    rc.dp_buckets = dp_bucket_count(mem[i].params);
+    rc.dp_buckets = dp_bucket_count(mem[i].params, p.dp);
     rc.dp_bytes = p.dp > 1 ? mem[i].params * grad_elem : 0;
     if (k == 0 || k == p.pp - 1) rc.embedding_sync_s = costs.embedding_sync_s;
     rc.dp_hidden_s = std::max(0.0, rc.dp_s + rc.embedding_sync_s - costs.dp_exposed_s[i]);

@@ -177,6 +177,21 @@ TEST_CASE("the distributed optimizer's reduce-scatter and gather hide but for th
   CHECK(MtNlg("megatron-lm").costs(p).dp_exposed_s[10] == Approx(dp));
 }
 
+TEST_CASE("at large data-parallel sizes Megatron-Core's buckets grow to 1M parameters per rank") {
+  // dp 64: buckets of max(40M, 64 x 1M) = 64M parameters, so the last one (exposed) is larger.
+  MtNlg s("megatron-core");
+  const PlanSpec p = test::PlanBuilder(8, 5, 64).batches(16, 2).recompute(Recompute::full).zero(1);
+  const IterationCosts costs = s.costs(p);
+  const double params = stage_params_per_rank(s.m, p, 2);
+  const double buckets = std::ceil(params / 64e6);
+  const double sigma = 24.0 / 108;
+  const double dp = costs.dp_s[2];
+  REQUIRE(dp < costs.stages[2].forward_s);
+  CHECK(costs.dp_exposed_s[2] == Approx(dp / buckets + sigma * dp * (1 - 1 / buckets)));
+  CHECK(dp_bucket_count(params, 64) == static_cast<int64_t>(buckets));
+  CHECK(dp_bucket_count(params, 8) == static_cast<int64_t>(std::ceil(params / 40e6)));
+}
+
 TEST_CASE("interleaved p2p runs under the next chunk's compute with Megatron-Core") {
   const MtNlg s("megatron-core");
   // 105 layers: 3 per stage, vpp 3 puts one layer in each chunk; a 10 MB activation slice sent

@@ -3,6 +3,7 @@
 // stage the compute and exposed TP time of one micro-batch, the p2p transfer between stages, the
 // data-parallel gradient synchronisation and the optimizer step. The analytic model (predict.hpp)
 // and the event simulator arrange the same costs, so they can only differ in the arrangement.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -68,12 +69,19 @@ double cache_resident_fraction(const ModelSpec& m, const JobSpec& j, const PlanS
 // An op's roofline time at efficiency 1: bytes at the GPU's bandwidth, GEMMs at least their FLOPs
 // at the dtype's peak. Calibrated class efficiencies are fractions of it.
 double op_roofline_s(const Op& op, double peak_flops_per_s, double bandwidth_bytes_per_s);
-// Megatron-LM's gradient bucket size (DistributedDataParallelConfig: 40M parameters): an
-// overlapped synchronisation exposes at least its last bucket.
+// Megatron-Core's gradient bucket size: max(40M, 1M x the data-parallel size) parameters
+// (megatron/core/distributed: "if using very large dp_sizes, make buckets larger to ensure that
+// chunks used in NCCL ring-reduce implementations are large enough to remain bandwidth-bound").
+// An overlapped synchronisation exposes at least its last bucket.
 inline constexpr double kDpBucketParams = 40e6;
-// The buckets `params` gradients are reduced in (at least one).
-inline int64_t dp_bucket_count(double params) {
-  return params > kDpBucketParams ? static_cast<int64_t>(std::ceil(params / kDpBucketParams)) : 1;
+inline constexpr double kDpBucketParamsPerRank = 1e6;
+inline double dp_bucket_params(int64_t dp) {
+  return std::max(kDpBucketParams, kDpBucketParamsPerRank * static_cast<double>(dp));
+}
+// The buckets `params` gradients are reduced in over `dp` ranks (at least one).
+inline int64_t dp_bucket_count(double params, int64_t dp) {
+  const double bucket = dp_bucket_params(dp);
+  return params > bucket ? static_cast<int64_t>(std::ceil(params / bucket)) : 1;
 }
 // Time an overlapped collective of comm_s adds when it runs under under_s of compute: what the
 // compute cannot hide, never less than min_exposed_s (the part with nothing to run under), plus

@@ -53,10 +53,11 @@ TEST_CASE("a GEMM of fewer tiles than SMs leaves SMs idle") {
 }
 
 TEST_CASE("the better orientation of the tile is taken") {
-  // 128 x 2048: 256x128 pads the 128 rows to 256 (16 tiles, half empty); 128x256 fits them
-  // (8 tiles, full). One wave either way: 128 * 2048 / (108 * 32768).
-  CHECK(wave_efficiency({1, 128, 2048, 4096}, a100_tiles()) ==
-        Approx(128.0 * 2048.0 / (108 * 32768.0)));
+  // 128 x 27648 (108 * 256): 128x256 tiles fit it in 108 tiles, one full wave; 256x128 would pad
+  // the rows to 256 and need 216 tiles, two waves at half. The first is taken: 1.
+  CHECK(wave_efficiency({1, 128, 27648, 4096}, a100_tiles()) == Approx(1.0));
+  // The same shape transposed takes the 256x128 orientation's twin and is as full.
+  CHECK(wave_efficiency({1, 27648, 128, 4096}, a100_tiles()) == Approx(1.0));
 }
 
 TEST_CASE("a batched GEMM's tiles share the waves") {

@@ -63,7 +63,11 @@ std::string memory_section(const Prediction& pr, const PlanSpec& p) {
                fmt_gb(s.total_bytes())});
   }
   return "memory per GPU by pipeline stage (" + std::to_string(pr.bytes_per_param) +
-         " bytes/param convention, ZeRO-" + std::to_string(p.zero) + ")\n" + t.str() + "peak " +
+         " bytes/param convention, ZeRO-" + std::to_string(p.zero) +
+         (pr.zero_run != p.zero ? " run as ZeRO-" + std::to_string(pr.zero_run) +
+                                      ": the stack gathers each stage's parameters once per step"
+                                : std::string()) +
+         ")\n" + t.str() + "peak " +
          fmt_gb(pr.peak_bytes) + " on stage " + std::to_string(pr.peak_stage) + " + reserve " +
          fmt_gb(pr.reserve_bytes) + " of " + fmt_gb(pr.capacity_bytes) + ": " +
          (pr.fits ? "fits" : "DOES NOT FIT") + " (headroom " +

@@ -313,6 +313,15 @@ StackSpec read_stack(JsonObjectReader& r) {
     if (sr.get_string("source").empty()) sr.fail("source", "must say where the policy comes from");
     sr.finish();
   }
+  if (r.has("pipeline")) {
+    JsonObjectReader pl = r.object("pipeline");
+    s.pipeline.sharded_stages =
+        pl.get_enum_or("sharded_stages", {"refused", "gathered_once"}, "refused") == "gathered_once";
+    s.pipeline.micro_batches_default_pp =
+        pl.get_enum_or("default_micro_batches", {"plan", "pp"}, "plan") == "pp";
+    if (pl.get_string("source").empty()) pl.fail("source", "must say where the behaviour comes from");
+    pl.finish();
+  }
   if (r.has("loss")) {
     JsonObjectReader l = r.object("loss");
     s.loss_bytes_per_logit = l.get_number("bytes_per_logit", 2, 64);

@@ -9,6 +9,12 @@ void apply_stack(const StackSpec& stack, JobSpec& j) {
   j.fp8 = stack.fp8;
   j.loss_bytes_per_logit = stack.loss_bytes_per_logit;
   j.selective = stack.selective;
+  j.pipeline = stack.pipeline;
+}
+
+int64_t zero_stage_run(const JobSpec& j, const PlanSpec& p) {
+  if (p.zero >= 2 && p.pp > 1 && j.pipeline.sharded_stages) return 1;
+  return p.zero;
 }
 
 }  // namespace parallax

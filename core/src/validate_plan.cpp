@@ -202,8 +202,9 @@ class PlanChecker {
 
   // Gradient (ZeRO-2) and parameter (ZeRO-3) sharding conflict with pipeline parallelism:
   // DeepSpeed refuses the combination and Megatron-LM shards only optimizer state (ZeRO-1).
+  // TorchTitan runs FSDP inside each stage (the stack's pipeline.sharded_stages).
   void check_zero() const {
-    if (p_.zero >= 2 && p_.pp > 1)
+    if (p_.zero >= 2 && p_.pp > 1 && !j_.pipeline.sharded_stages)
       fail("$.plan.zero", "trainer rule: ZeRO-2/3 not supported with pp > 1 (zero " + n(p_.zero) +
                               ", pp " + n(p_.pp) + ")");
   }

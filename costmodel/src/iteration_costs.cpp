@@ -8,6 +8,7 @@
 #include <string>
 
 #include "parallax/core/error.hpp"
+#include "parallax/core/stack_spec.hpp"
 #include "parallax/costmodel/attention_efficiency.hpp"
 #include "parallax/costmodel/gemm_waves.hpp"
 #include "parallax/costmodel/memory.hpp"
@@ -303,7 +304,9 @@ IterationCosts iteration_costs(const ModelSpec& m, const ClusterSpec& c, const J
 }
 
 IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const JobSpec& j,
-                               const PlanSpec& p, const EfficiencyProfile& prof) {
+                               const PlanSpec& plan, const EfficiencyProfile& prof) {
+  PlanSpec p = plan;
+  p.zero = zero_stage_run(j, plan);  // the sharding the stack runs (TorchTitan's FSDP with pp)
   const ClusterSpec& c = topo.spec();
   IterationCosts out;
   Rates rates = rates_for(c.gpu, j, prof);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "parallax/core/stack_spec.hpp"
+
 namespace parallax {
 
 ParamBytes param_bytes(ParamBytesConvention c) {
@@ -129,7 +131,9 @@ double stage_activation_bytes_per_micro_batch(const ModelSpec& m, const JobSpec&
   return stash * e_scale;
 }
 
-std::vector<StageMemory> stage_memory(const ModelSpec& m, const JobSpec& j, const PlanSpec& p) {
+std::vector<StageMemory> stage_memory(const ModelSpec& m, const JobSpec& j, const PlanSpec& plan) {
+  PlanSpec p = plan;
+  p.zero = zero_stage_run(j, plan);  // the sharding the stack runs (TorchTitan's FSDP with pp)
   const ParamBytes pb = param_bytes(j.bytes_per_param);
   const double dp = static_cast<double>(p.dp);
   const ShardShape sh = shard_shape(m, j, p);

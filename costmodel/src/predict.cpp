@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "parallax/core/stack_spec.hpp"
 #include "parallax/costmodel/conventions.hpp"
 #include "parallax/costmodel/ops.hpp"
 
@@ -86,6 +87,7 @@ Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, c
   out.capacity_bytes = c.gpu.hbm_bytes;
   out.fits = out.peak_bytes + out.reserve_bytes <= out.capacity_bytes;
   out.bytes_per_param = bytes_per_param(j.bytes_per_param);
+  out.zero_run = zero_stage_run(j, p);
   return out;
 }
 

@@ -15,6 +15,7 @@ nlohmann::json to_json(const Prediction& p) {
   j["mfu"] = p.mfu;
   j["fits"] = p.fits;
   j["bytes_per_param"] = p.bytes_per_param;
+  j["zero_run"] = p.zero_run;
   j["time"] = {{"compute_s", p.time.compute_s},
                {"tp_comm_s", p.time.tp_comm_s},
                {"pp_comm_s", p.time.pp_comm_s},

@@ -76,7 +76,8 @@ const std::vector<Rule>& plan_rules() {
       {"gpipe-not-in-trainers", RejectReason::trainer_rule,
        "Megatron-LM and DeepSpeed run 1F1B, not GPipe (--allow-all admits it)"},
       {"zero23-needs-pp1", RejectReason::trainer_rule,
-       "ZeRO-2/3 do not run with pipeline parallelism (Megatron-LM, DeepSpeed)"},
+       "ZeRO-2/3 do not run with pipeline parallelism (Megatron-LM, DeepSpeed); TorchTitan's "
+       "FSDP with pp moves and holds what ZeRO-1 does, which the search covers"},
   };
   return rules;
 }

@@ -184,6 +184,16 @@ TEST_CASE("validate_plan: ZeRO-2/3 with pipeline parallelism is a trainer rule",
   CHECK_NOTHROW(s.validate());
 }
 
+TEST_CASE("validate_plan: a stack that shards inside pipeline stages admits ZeRO-3 with pp",
+          "[core][validate]") {
+  Setup s;
+  s.p.zero = 3;
+  s.j.pipeline.sharded_stages = true;  // TorchTitan: FSDP2 per stage
+  CHECK_NOTHROW(s.validate());
+  s.j.pipeline.sharded_stages = false;
+  require_input_error([&] { s.validate(); }, "$.plan.zero", {"pp 8"});
+}
+
 TEST_CASE("validate_plan: tp beyond one node is a planner choice, not an error",
           "[core][validate]") {
   Setup s;

@@ -143,3 +143,20 @@ TEST_CASE("a stack's loss and selective-recompute entries: bad values name their
   JsonObjectReader s(st, "stack.json");
   CHECK_THROWS_WITH(read_stack(s), Catch::Contains("$.loss.source"));
 }
+
+TEST_CASE("a stack's pipeline entry: TorchTitan's, and bad values name their field") {
+  const StackPipeline tt = load_stack("torchtitan").pipeline;
+  CHECK(tt.sharded_stages);
+  CHECK(tt.micro_batches_default_pp);
+  CHECK(load_stack("deepspeed").pipeline == StackPipeline{});  // refuses ZeRO-2/3 with pp
+  nlohmann::json st = {{"name", "s"}, {"source", "x"}, {"attention", "fused"},
+                       {"pipeline", {{"sharded_stages", "sometimes"}, {"source", "y"}}}};
+  JsonObjectReader r(st, "stack.json");
+  CHECK_THROWS_WITH(read_stack(r), Catch::Contains("$.pipeline.sharded_stages"));
+  st["pipeline"] = {{"default_micro_batches", "pp"}, {"source", ""}};
+  JsonObjectReader s(st, "stack.json");
+  CHECK_THROWS_WITH(read_stack(s), Catch::Contains("$.pipeline.source"));
+  st["pipeline"] = {{"default_micro_batches", "pp"}, {"source", "y"}, {"depth", 2}};
+  JsonObjectReader u(st, "stack.json");
+  CHECK_THROWS_WITH(read_stack(u), Catch::Contains("depth"));
+}

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "parallax/core/presets.hpp"
+#include "parallax/core/stack_spec.hpp"
 #include "parallax/costmodel/conventions.hpp"
 #include "parallax/costmodel/memory.hpp"
 #include "parallax/costmodel/predict.hpp"
@@ -175,4 +176,28 @@ TEST_CASE("TorchTitan's op-level selective recompute keeps the input, every seco
   CHECK(per_token / 4096 == Approx(15.5 + 4 * 32 / 4096.0));
   CHECK(layer_activation_bytes(m, 1, 1, false, Recompute::selective, Attention::fused) ==
         Approx(8192 * 4096 * (8 + 24.0)));
+}
+
+TEST_CASE("TorchTitan's FSDP inside a pipeline holds ZeRO-1's 6 + 12/dp bytes per parameter") {
+  // With pp > 1 TorchTitan keeps each stage's parameters gathered (no reshard after forward) and
+  // its gradients unsharded until the last micro-batch: 2 bytes of 16-bit weights and 4 of fp32
+  // gradients per parameter, the optimizer's 12 sharded over dp. The plan says ZeRO-3.
+  const ModelSpec m = load_model("mt-nlg-530b");
+  PlanSpec p = mtnlg_plan();
+  p.zero = 3;
+  JobSpec j;
+  j.pipeline.sharded_stages = true;
+  CHECK(zero_stage_run(j, p) == 1);
+  const StageMemory s = stage_memory(m, j, p)[10];
+  CHECK(s.weights_bytes == Approx(2 * mtnlg_middle_stage_params()));
+  CHECK(s.grads_bytes == Approx(4 * mtnlg_middle_stage_params()));
+  CHECK(s.optimizer_bytes == Approx(12 * mtnlg_middle_stage_params() / 8));
+  // Without a pipeline the stack shards as the plan says: ZeRO-3's weights over dp.
+  PlanSpec flat = p;
+  flat.pp = 1;
+  flat.dp = p.dp * p.pp;
+  CHECK(zero_stage_run(j, flat) == 3);
+  // A stack whose pipeline refuses sharding keeps the plan's stage (validate_plan refuses it).
+  j.pipeline.sharded_stages = false;
+  CHECK(zero_stage_run(j, p) == 3);
 }

@@ -121,6 +121,37 @@ TEST_CASE("ZeRO-3 without prefetch waits for every layer's gather and reduce-sca
   }
 }
 
+TEST_CASE("TorchTitan's FSDP inside a pipeline gathers and reduce-scatters once per iteration") {
+  // The shape above on pp 2 x dp 4 (one DGX A100 node). With pp > 1 TorchTitan keeps a stage's
+  // parameters gathered and its gradients unsharded until the last micro-batch: no traffic per
+  // micro-batch; per iteration the stage's fp32 gradients reduce-scattered and its bf16 weights
+  // gathered once, as the distributed optimizer (ZeRO-1) moves them.
+  const ModelSpec m = test::gpt_shape("z3", 4, 1024, 16, 4096, 1024, 51200);
+  const ClusterSpec c = load_cluster("dgx-a100-superpod");
+  EfficiencyProfile prof = load_profile("a100-megatron");
+  const double alpha = 20e-6, busbw = 100e9;
+  for (Collective k : {Collective::all_gather, Collective::reduce_scatter})
+    prof.communication.push_back({k, false, 4, alpha, busbw, "test"});
+  JobSpec j;
+  j.global_batch = 64;
+  j.overlap = nothing_overlapped();
+  j.pipeline = load_stack("torchtitan").pipeline;
+  REQUIRE(j.pipeline.sharded_stages);
+  const PlanSpec p = test::PlanBuilder(1, 2, 4).batches(8, 2).zero(3);
+  const double h = 1024;
+  const double layer = 12 * h * h + 13 * h;            // QKV, proj, FC1, FC2, two LayerNorms
+  const double stage0 = 2 * layer + 51200 * h + 1024 * h;  // two layers, token and position embeddings
+  auto coll = [&](double bytes) { return alpha + 3.0 / 4 * bytes / busbw; };
+  const IterationCosts costs = iteration_costs(m, c, j, p, prof);
+  CHECK(costs.stages[0].dp_forward_s == 0);
+  CHECK(costs.stages[0].dp_backward_s == 0);
+  CHECK(costs.dp_s[0] == Approx(coll(4 * stage0) + coll(2 * stage0)));
+  // The same plan on a stack whose pipeline would shard per micro-batch pays every layer's
+  // gathers in every micro-batch (validate_plan refuses it on DeepSpeed and Megatron-LM).
+  j.pipeline.sharded_stages = false;
+  CHECK(iteration_costs(m, c, j, p, prof).stages[0].dp_forward_s > 0);
+}
+
 TEST_CASE("ZeRO-3 throughput per GPU falls as data parallelism grows at a fixed global batch") {
   // Llama 2 7B on a DGX H100 SuperPOD with TorchTitan's FSDP2, 512 sequences per iteration: more
   // ranks per gather mean more ring steps and the network's bandwidth instead of NVLink's, so

@@ -67,6 +67,21 @@ struct Fp8Recipe {
   bool operator==(const Fp8Recipe&) const = default;
 };
 
+// How a stack runs a pipeline (presets/stacks/, "pipeline").
+struct StackPipeline {
+  // ZeRO-2/3 (FSDP) inside the stages of a pipeline. DeepSpeed's pipeline engine refuses ZeRO-2/3
+  // and Megatron-LM shards only optimizer state when pp > 1; TorchTitan wraps each stage in FSDP2
+  // but, with pp > 1, neither reshards parameters after forward nor reduce-scatters gradients
+  // before the last micro-batch: parameters are gathered once per step and kept, gradients
+  // accumulate unsharded and are reduce-scattered once. That is ZeRO-1's traffic and memory
+  // (zero_stage_run below).
+  bool sharded_stages = false;
+  // Micro-batches per iteration when the run does not say: the pipeline size (TorchTitan's
+  // pipeline_parallel_microbatches default) instead of the plan's choice.
+  bool micro_batches_default_pp = false;
+  bool operator==(const StackPipeline&) const = default;
+};
+
 // What a stack's selective recompute keeps (presets/stacks/, "selective_recompute"):
 //   attention_core     Megatron-LM (Korthikanti et al. 2022): everything but the attention core's
 //                      s x s tensors, which are recomputed (nothing to recompute when fused);
@@ -107,6 +122,8 @@ struct JobSpec {
   double loss_bytes_per_logit = 10;
   // From the stack's preset: what recompute "selective" keeps.
   SelectiveRecompute selective = SelectiveRecompute::attention_core;
+  // From the stack's preset: sharding inside pipeline stages, default micro-batches.
+  StackPipeline pipeline;
 };
 
 const char* to_string(ParamBytesConvention c);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "parallax/core/job_spec.hpp"
+#include "parallax/core/plan_spec.hpp"
 
 namespace parallax {
 
@@ -24,10 +25,17 @@ struct StackSpec {
   // gradient (2 + 2).
   double loss_bytes_per_logit = 10;
   SelectiveRecompute selective = SelectiveRecompute::attention_core;  // "selective_recompute"
+  StackPipeline pipeline;                                             // "pipeline"
 };
 
 // A job on this stack: its attention, kernels, overlaps, fp8 recipe and loss. The job's own
 // overrides (a corpus row's or a job file's) are applied after.
 void apply_stack(const StackSpec& stack, JobSpec& j);
+
+// The ZeRO stage the stack runs the plan with: the plan's, except ZeRO-2/3 inside a pipeline on a
+// stack that gathers the stage's parameters once per step (StackPipeline::sharded_stages), which
+// moves and holds what ZeRO-1 does (gradients reduce-scattered once, parameters gathered once,
+// 16-bit parameters and fp32 gradients unsharded, optimizer state sharded).
+int64_t zero_stage_run(const JobSpec& j, const PlanSpec& p);
 
 }  // namespace parallax

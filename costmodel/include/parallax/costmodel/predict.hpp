@@ -44,6 +44,9 @@ struct Prediction {
   double capacity_bytes = 0;
   bool fits = false;
   int bytes_per_param = 18;
+  // The ZeRO stage the stack runs the plan with (zero_stage_run): the plan's, or 1 where the
+  // stack gathers a stage's parameters once per step (TorchTitan's FSDP with pp).
+  int64_t zero_run = 0;
 };
 
 // Inputs must already satisfy validate_plan. num_micro_batches must be set.

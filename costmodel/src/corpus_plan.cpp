@@ -1,4 +1,5 @@
 // A corpus row's job, plan and measurement (see corpus_row.hpp).
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -91,6 +92,23 @@ void uneven_stages(PublishedRun& run, std::vector<std::string>& reasons) {
                         ", last " + std::to_string(run.plan.last_stage_layers) + " layers");
 }
 
+// A row that names the interleaved schedule without its vpp: the fill may choose only vpp > 1,
+// and needs equal model chunks (Megatron-LM's rule); other splits are not modelled.
+void interleaved_split(PublishedRun& run, std::vector<std::string>& reasons) {
+  std::string s = run.schedule_text;
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (!run.free_vpp || !starts_with(s, "interleaved")) return;
+  run.interleaved_only = true;
+  const int64_t L = run.model.layers, pp = run.plan.pp;
+  bool even = L % pp == 0 && run.plan.first_stage_layers == 0 && run.plan.last_stage_layers == 0;
+  bool some_v = false;
+  for (int64_t v = 2; even && v <= L / pp; ++v) some_v = some_v || (L / pp) % v == 0;
+  if (!some_v) {
+    add_reason(reasons, "interleaved schedule with layers (" + std::to_string(L) + ") over pp " +
+                            std::to_string(pp) + " in unequal virtual stages (not modelled)");
+  }
+}
+
 }  // namespace
 
 void read_row_job(JsonObjectReader& r, PublishedRun& run, std::vector<std::string>& reasons) {
@@ -145,6 +163,18 @@ void read_row_plan(JsonObjectReader& p, PublishedRun& run, std::vector<std::stri
   read_schedule(p, run, reasons);
   p.finish();
   uneven_stages(run, reasons);
+  interleaved_split(run, reasons);
+  // An unpublished micro-batch on a stack that splits the local batch into pp micro-batches
+  // unless told otherwise (TorchTitan's pipeline_parallel_microbatches default).
+  const int64_t local_batch = run.job.global_batch / std::max<int64_t>(1, plan.dp);
+  if (run.free_micro_batch && run.job.pipeline.micro_batches_default_pp && plan.pp > 1 &&
+      run.job.global_batch % plan.dp == 0 && local_batch % plan.pp == 0) {
+    plan.micro_batch = local_batch / plan.pp;
+    run.free_micro_batch = false;
+    run.assumed.push_back("micro_batch unpublished: " + std::to_string(plan.micro_batch) +
+                          ", the stack's default of pp (" + std::to_string(plan.pp) +
+                          ") micro-batches per iteration");
+  }
   const int64_t per_replica = plan.micro_batch * plan.dp;
   if (run.job.global_batch % per_replica != 0) {
     add_reason(reasons, "global batch " + std::to_string(run.job.global_batch) +

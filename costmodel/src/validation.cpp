@@ -74,7 +74,7 @@ std::vector<PlanSpec> plan_candidates(const PublishedRun& run) {
   if (run.free_vpp && run.plan.first_stage_layers == 0 && run.plan.last_stage_layers == 0) {
     const int64_t per_stage = run.model.layers / run.plan.pp;
     expand([&](const PlanSpec& p, std::vector<PlanSpec>& next) {
-      next.push_back(p);
+      if (!run.interleaved_only) next.push_back(p);
       // Megatron-LM's interleaved schedule runs micro-batches in groups of pp.
       if (p.num_micro_batches % p.pp != 0) return;
       for (int64_t v = 2; v <= per_stage; ++v) {

@@ -175,3 +175,50 @@ TEST_CASE("corpus: a published peak memory rides beside the throughput, in bytes
   CHECK(m.rows == 1);
   CHECK(m.mean_abs_error_pct == Approx(std::fabs(pr.peak_bytes / (30.5 * 1073741824.0) - 1) * 100));
 }
+
+TEST_CASE("corpus: TorchTitan's FSDP with pp is predicted, its micro-batches default to pp") {
+  nlohmann::json d = good_file();
+  auto& row = d["runs"][0];
+  row["plan"]["zero"] = 3;
+  row["plan"]["fsdp"] = "full_shard";
+  // Megatron-LM shards only optimizer state with pp: the row cannot run on that stack.
+  Corpus c = read_doc(d);
+  REQUIRE(c.unsupported.size() == 1);
+  CHECK(c.unsupported[0].reason.find("ZeRO-2/3 not supported with pp > 1") != std::string::npos);
+  d["stack"]["name"] = "torchtitan";
+  c = read_doc(d);
+  REQUIRE(c.runs.size() == 1);
+  const PublishedRun& r = c.runs[0];
+  // TorchTitan splits the local batch (64 / dp 2 = 32) into pp (2) micro-batches of 16.
+  CHECK_FALSE(r.free_micro_batch);
+  CHECK(r.plan.micro_batch == 16);
+  CHECK(r.plan.num_micro_batches == 2);
+  CHECK_FALSE(valid_candidates(r).empty());
+}
+
+TEST_CASE("corpus: an interleaved row without vpp fills only vpp > 1, or says why it cannot") {
+  nlohmann::json d = good_file();
+  auto& row = d["runs"][0];
+  row["plan"]["schedule"] = "Interleaved 1F1B";
+  row["plan"]["micro_batch"] = 1;  // 64 / dp 2 = 32 micro-batches, a multiple of pp 2
+  Corpus c = read_doc(d);
+  REQUIRE(c.runs.size() == 1);
+  // 4 layers on pp 2: 2 per stage, so vpp 2 is the only interleaved split.
+  for (const PlanSpec& p : plan_candidates(c.runs[0])) {
+    CHECK(p.vpp == 2);
+    CHECK(p.schedule == Schedule::interleaved);
+  }
+  row["model"]["layers"] = 6;  // 3 per stage on pp 2: interleaving needs v | 3, v = 3 works
+  c = read_doc(d);
+  REQUIRE(c.runs.size() == 1);
+  for (const PlanSpec& p : plan_candidates(c.runs[0])) CHECK(p.vpp == 3);
+  row["plan"]["pp"] = 4;
+  row["plan"]["dp"] = 1;
+  row["plan"]["tp"] = 2;
+  row["model"]["layers"] = 6;  // 6 layers on pp 4: unequal stages, no equal virtual stages
+  c = read_doc(d);
+  REQUIRE(c.runs.empty());
+  REQUIRE(c.unsupported.size() == 1);
+  CHECK(c.unsupported[0].reason.find("interleaved schedule with layers (6) over pp 4") !=
+        std::string::npos);
+}

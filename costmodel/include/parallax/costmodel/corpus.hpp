@@ -43,6 +43,8 @@ struct PublishedRun {
   bool free_recompute = false;
   bool free_sequence_parallel = false;
   bool free_vpp = false;
+  // The row names the interleaved schedule but not vpp: only vpp > 1 is filled in.
+  bool interleaved_only = false;
   std::vector<std::string> assumed;  // how the reader resolved what the row leaves open
   Measurement measured;              // the metric compared (the first one convertible to time)
   // The measured value as an iteration time, through the convention's formula (the error of any

@@ -38,6 +38,25 @@ StackOverlap only_tp() {
   return o;
 }
 
+// 4 layers of h 1024 with the A100 profile's all-gather and reduce-scatter fitted on `ranks` GPUs
+// of one node (alpha 20 us, busbw 100 GB/s: nccl-tests' alpha + (n-1)/n bytes / busbw), 64
+// sequences per iteration, nothing overlapped.
+constexpr double kAlpha = 20e-6, kBusbw = 100e9;
+struct ShardedCase {
+  ModelSpec m = test::gpt_shape("z3", 4, 1024, 16, 4096, 1024, 51200);
+  ClusterSpec c = load_cluster("dgx-a100-superpod");
+  EfficiencyProfile prof = load_profile("a100-megatron");
+  JobSpec j;
+  double ranks;
+  explicit ShardedCase(int64_t n) : ranks(static_cast<double>(n)) {
+    for (Collective k : {Collective::all_gather, Collective::reduce_scatter})
+      prof.communication.push_back({k, false, n, kAlpha, kBusbw, "test"});
+    j.global_batch = 64;
+    j.overlap = nothing_overlapped();
+  }
+  double coll(double bytes) const { return kAlpha + (ranks - 1) / ranks * bytes / kBusbw; }
+};
+
 }  // namespace
 
 TEST_CASE("an overlapped collective costs what the compute under it cannot hide, plus its SMs") {
@@ -82,21 +101,17 @@ TEST_CASE("stacks say what they overlap: Megatron-LM 2021 nothing, Megatron-Core
 
 TEST_CASE("ZeRO-3 without prefetch waits for every layer's gather and reduce-scatter, per micro-batch") {
   // 4 layers of h 1024 on one DGX A100 node, dp 8, micro-batch 8. The profile's collective fits
-  // fix each gather: alpha + (n-1)/n bytes / busbw (nccl-tests convention) on the 8 ranks.
-  const ModelSpec m = test::gpt_shape("z3", 4, 1024, 16, 4096, 1024, 51200);
-  const ClusterSpec c = load_cluster("dgx-a100-superpod");
-  EfficiencyProfile prof = load_profile("a100-megatron");
-  const double alpha = 20e-6, busbw = 100e9;
-  for (Collective k : {Collective::all_gather, Collective::reduce_scatter})
-    prof.communication.push_back({k, false, 8, alpha, busbw, "test"});
-  JobSpec j;
-  j.global_batch = 64;
-  j.overlap = nothing_overlapped();
+  // fix each gather on the 8 ranks.
+  ShardedCase z(8);
+  const ModelSpec& m = z.m;
+  const ClusterSpec& c = z.c;
+  const EfficiencyProfile& prof = z.prof;
+  JobSpec& j = z.j;
   const PlanSpec p = test::PlanBuilder(1, 1, 8).batches(8, 1).zero(3);
   const double h = 1024;
   const double layer = 12 * h * h + 13 * h;                 // QKV, proj, FC1, FC2, two LayerNorms
   const double root = 51200 * h + 1024 * h + 2 * h;         // tied embedding, positions, final norm
-  auto coll = [&](double bytes) { return alpha + 7.0 / 8 * bytes / busbw; };
+  auto coll = [&](double bytes) { return z.coll(bytes); };
   const IterationCosts costs = iteration_costs(m, c, j, p, prof);
   const StageTime& st = costs.stages[0];
   // Forward: the root unit and each layer gathered (bf16 weights); backward: every layer but
@@ -126,30 +141,22 @@ TEST_CASE("TorchTitan's FSDP inside a pipeline gathers and reduce-scatters once 
   // parameters gathered and its gradients unsharded until the last micro-batch: no traffic per
   // micro-batch; per iteration the stage's fp32 gradients reduce-scattered and its bf16 weights
   // gathered once, as the distributed optimizer (ZeRO-1) moves them.
-  const ModelSpec m = test::gpt_shape("z3", 4, 1024, 16, 4096, 1024, 51200);
-  const ClusterSpec c = load_cluster("dgx-a100-superpod");
-  EfficiencyProfile prof = load_profile("a100-megatron");
-  const double alpha = 20e-6, busbw = 100e9;
-  for (Collective k : {Collective::all_gather, Collective::reduce_scatter})
-    prof.communication.push_back({k, false, 4, alpha, busbw, "test"});
-  JobSpec j;
-  j.global_batch = 64;
-  j.overlap = nothing_overlapped();
+  ShardedCase z(4);
+  JobSpec& j = z.j;
   j.pipeline = load_stack("torchtitan").pipeline;
   REQUIRE(j.pipeline.sharded_stages);
   const PlanSpec p = test::PlanBuilder(1, 2, 4).batches(8, 2).zero(3);
   const double h = 1024;
   const double layer = 12 * h * h + 13 * h;            // QKV, proj, FC1, FC2, two LayerNorms
   const double stage0 = 2 * layer + 51200 * h + 1024 * h;  // two layers, token and position embeddings
-  auto coll = [&](double bytes) { return alpha + 3.0 / 4 * bytes / busbw; };
-  const IterationCosts costs = iteration_costs(m, c, j, p, prof);
+  const IterationCosts costs = iteration_costs(z.m, z.c, j, p, z.prof);
   CHECK(costs.stages[0].dp_forward_s == 0);
   CHECK(costs.stages[0].dp_backward_s == 0);
-  CHECK(costs.dp_s[0] == Approx(coll(4 * stage0) + coll(2 * stage0)));
+  CHECK(costs.dp_s[0] == Approx(z.coll(4 * stage0) + z.coll(2 * stage0)));
   // The same plan on a stack whose pipeline would shard per micro-batch pays every layer's
   // gathers in every micro-batch (validate_plan refuses it on DeepSpeed and Megatron-LM).
   j.pipeline.sharded_stages = false;
-  CHECK(iteration_costs(m, c, j, p, prof).stages[0].dp_forward_s > 0);
+  CHECK(iteration_costs(z.m, z.c, j, p, z.prof).stages[0].dp_forward_s > 0);
 }
 
 TEST_CASE("ZeRO-3 throughput per GPU falls as data parallelism grows at a fixed global batch") {

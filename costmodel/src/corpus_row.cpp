@@ -11,6 +11,7 @@
 #include "parallax/core/json_reader.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/core/spec_json.hpp"
+#include "parallax/costmodel/validation.hpp"
 #include "parallax/topologies/cluster_size.hpp"
 
 namespace parallax::detail {
@@ -176,6 +177,14 @@ RowOutcome read_corpus_row(const nlohmann::json& row, const CorpusFile& f, size_
       validate_plan(run.model, run.cluster, run.job, run.plan, run.gpus, f.path + " " + at);
     } catch (const InputError& e) {
       rd.need("the plan as resolved breaks " + e.path() + ": " + e.rule());
+    }
+  }
+  if (rd.reasons.empty() && run.interleaved_only) {
+    try {
+      (void)valid_candidates(run);
+    } catch (const InputError&) {
+      rd.need("interleaved schedule: no vpp > 1 passes the plan rules (micro-batches a multiple "
+              "of pp, equal virtual stages)");
     }
   }
   if (!rd.reasons.empty()) {

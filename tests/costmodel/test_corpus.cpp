@@ -212,6 +212,11 @@ TEST_CASE("corpus: an interleaved row without vpp fills only vpp > 1, or says wh
   c = read_doc(d);
   REQUIRE(c.runs.size() == 1);
   for (const PlanSpec& p : plan_candidates(c.runs[0])) CHECK(p.vpp == 3);
+  row["plan"]["micro_batch"] = 32;  // one micro-batch per pipeline: no interleaving runs it
+  c = read_doc(d);
+  REQUIRE(c.unsupported.size() == 1);
+  CHECK(c.unsupported[0].reason.find("no vpp > 1 passes the plan rules") != std::string::npos);
+  row["plan"]["micro_batch"] = 1;
   row["plan"]["pp"] = 4;
   row["plan"]["dp"] = 1;
   row["plan"]["tp"] = 2;

@@ -66,8 +66,18 @@ double alternate_matmul_stash(const ModelSpec& m, int64_t tp, bool sp) {
 
 }  // namespace
 
+double tp_sharded_bytes_per_token(const ModelSpec& m, Kernels kernels) {
+  const double h = static_cast<double>(m.hidden);
+  const double kv = static_cast<double>(m.kv_heads * m.head_dim());
+  const double f = static_cast<double>(m.ffn_hidden);
+  const double mlp = m.activation == Activation::swiglu ? (kernels == Kernels::eager ? 8 : 6) * f
+                                                         : 4 * f;
+  return 4 * h + 4 * kv + mlp;
+}
+
 double layer_activation_bytes(const ModelSpec& m, int64_t micro_batch, int64_t tp, bool sp,
-                              Recompute r, Attention attention, SelectiveRecompute policy) {
+                              Recompute r, Attention attention, SelectiveRecompute policy,
+                              Kernels kernels) {
   const double s = static_cast<double>(m.seq_len);
   const double b = static_cast<double>(micro_batch);
   const double h = static_cast<double>(m.hidden);
@@ -82,12 +92,13 @@ double layer_activation_bytes(const ModelSpec& m, int64_t micro_batch, int64_t t
   // Unfused: softmax output, dropout mask and output per head (the softmax output alone without
   // dropout); fused: the log-sum-exp per row.
   const double attn = attention == Attention::fused ? 4 * a / h : (2 + 3 * mask) * a * s / h;
-  const double kept = 32 + 2 * mask, replicated = 8 + 2 * mask;
+  const double sharded = tp_sharded_bytes_per_token(m, kernels) / h;  // 24 for GPT
+  const double replicated = 8 + 2 * mask, kept = replicated + sharded;
   switch (r) {
     case Recompute::none:
-      return sp ? sbh / t * (kept + attn) : sbh * (replicated + 24 / t + attn / t);
+      return sp ? sbh / t * (kept + attn) : sbh * (replicated + sharded / t + attn / t);
     case Recompute::selective:
-      return sp ? sbh / t * kept : sbh * (replicated + 24 / t);
+      return sp ? sbh / t * kept : sbh * (replicated + sharded / t);
     case Recompute::full:
       return sp ? 2 * sbh / t : 2 * sbh;
   }
@@ -120,10 +131,10 @@ double stage_activation_bytes_per_micro_batch(const ModelSpec& m, const JobSpec&
       p.recompute == Recompute::full && p.recompute_layers > 0 ? p.recompute_layers : layers;
   const double per_layer_kept =
       layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, p.recompute, j.attention,
-                             j.selective);
+                             j.selective, j.kernels);
   const double per_layer_full =
       layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, Recompute::none,
-                             j.attention);
+                             j.attention, j.selective, j.kernels);
   const double stash = p.recompute == Recompute::full
                            ? static_cast<double>(recomputed) * per_layer_kept +
                                  static_cast<double>(layers - recomputed) * per_layer_full
@@ -140,10 +151,10 @@ std::vector<StageMemory> stage_memory(const ModelSpec& m, const JobSpec& j, cons
   const double e_scale = sh.act_bytes / 2;  // Korthikanti's formulas assume 16-bit activations
   const double per_layer_kept =
       layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, p.recompute, j.attention,
-                             j.selective);
+                             j.selective, j.kernels);
   const double per_layer_full =
       layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, Recompute::none,
-                             j.attention);
+                             j.attention, j.selective, j.kernels);
 
   const double t = static_cast<double>(p.tp);
   const double sbh = static_cast<double>(p.micro_batch * m.seq_len * m.hidden);

@@ -172,10 +172,35 @@ TEST_CASE("TorchTitan's op-level selective recompute keeps the input, every seco
   const double per_token = 2 * 31744.0 + 4 * 32;
   CHECK(layer_activation_bytes(m, 1, 1, false, Recompute::selective, Attention::fused,
                                SelectiveRecompute::alternate_matmuls) == Approx(8192 * per_token));
-  // 15.5 h bytes per token against Megatron's 32 h (no dropout) for the same layer.
+  // 15.5 h bytes per token against Megatron's selective recompute of the same layer, which keeps
+  // (no dropout) the norms' and the two linear inputs 8h, Q and the attention output 4h, K and V
+  // 4 x 1024 = h, and the fused SwiGLU's gate, up and product 6 x 14336 = 21h: 34h.
   CHECK(per_token / 4096 == Approx(15.5 + 4 * 32 / 4096.0));
   CHECK(layer_activation_bytes(m, 1, 1, false, Recompute::selective, Attention::fused) ==
-        Approx(8192 * 4096 * (8 + 24.0)));
+        Approx(8192 * 4096 * (8 + 4 + 1 + 21.0)));
+}
+
+TEST_CASE("a Llama layer keeps what its grouped-query attention and SwiGLU save, not GPT's 34") {
+  // Llama 3 8B as above, tp 8 without SP, no recompute, fused attention, batch 1 of 8192.
+  ModelSpec m = test::gpt_shape("llama3-8b", 32, 4096, 32, 14336, 8192, 128256);
+  m.kv_heads = 8;
+  m.activation = Activation::swiglu;
+  m.dropout = 0;
+  const double sbh = 8192.0 * 4096;
+  const double lse = 4 * 32.0 / 4096;  // the fp32 log-sum-exp per head, over s b h
+  // Replicated: the two norms' inputs and the QKV and MLP inputs, 8h. Split over t: Q and the
+  // attention output 4h, K and V 4 x 1024 = 1h, the MLP op by op (silu and mul save their inputs:
+  // gate, SiLU output, up, product) 8 x 14336 = 28h, or fused 6 x 14336 = 21h.
+  CHECK(tp_sharded_bytes_per_token(m, Kernels::eager) == Approx(4096 * (4 + 1 + 28.0)));
+  CHECK(layer_activation_bytes(m, 1, 8, false, Recompute::none, Attention::fused,
+                               SelectiveRecompute::attention_core, Kernels::eager) ==
+        Approx(sbh * (8 + (33 + lse) / 8)));
+  CHECK(layer_activation_bytes(m, 1, 8, true, Recompute::none, Attention::fused,
+                               SelectiveRecompute::attention_core, Kernels::fused) ==
+        Approx(sbh / 8 * (8 + 26 + lse)));
+  // GPT's shape (4h GELU MLP, as many KV heads as heads) is Korthikanti's 24.
+  const ModelSpec gpt = load_model("mt-nlg-530b");
+  CHECK(tp_sharded_bytes_per_token(gpt, Kernels::eager) == Approx(24.0 * 20480));
 }
 
 TEST_CASE("TorchTitan's FSDP inside a pipeline holds ZeRO-1's 6 + 12/dp bytes per parameter") {

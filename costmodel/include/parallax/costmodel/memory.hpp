@@ -31,6 +31,9 @@ double stage_non_layer_params_per_rank(const ModelSpec& m, const PlanSpec& p, in
 
 // Korthikanti et al. 2022 activation bytes of ONE layer for ONE micro-batch (16-bit activations):
 //   none, no SP:  s b h (10 + 24/t + 5 a s/(h t))      none, SP:  s b h/t (34 + 5 a s/h)
+// The 24 is GPT's tensor-parallel part (tp_sharded_bytes_per_token / h): Q and the attention
+// output 2h each, K and V 2h each, the MLP's 4f = 16h; with grouped-query attention K and V are
+// 2 kv d each, and a SwiGLU MLP keeps more (tp_sharded_bytes_per_token).
 //   selective:    drop the 5 a s/h term                 full:      2 s b h  (÷ t with SP)
 // Fused attention stores no s x s tensor (probabilities, dropout mask): the 5 a s/h term becomes
 // the fp32 row log-sum-exp, 4 a s b bytes per layer (÷ t), i.e. 4 a/h of s b h. A model without
@@ -41,7 +44,17 @@ double stage_non_layer_params_per_rank(const ModelSpec& m, const PlanSpec& p, in
 // input and row-parallel outputs whole (÷ t with SP), the column-parallel ones ÷ t.
 double layer_activation_bytes(const ModelSpec& m, int64_t micro_batch, int64_t tp, bool sp,
                               Recompute r, Attention attention = Attention::unfused,
-                              SelectiveRecompute policy = SelectiveRecompute::attention_core);
+                              SelectiveRecompute policy = SelectiveRecompute::attention_core,
+                              Kernels kernels = Kernels::fused);
+// Bytes per token of one layer's activations split over the tensor-parallel group (16-bit): Q
+// and the attention output (2h each), K and V (2 kv d each: grouped-query attention keeps kv_heads
+// of them), and the MLP's intermediates. GELU keeps its input and output (2 x 2f); SwiGLU run op by
+// op keeps the gate projection (SiLU's input), SiLU's output, the up projection and their product
+// (4 x 2f: PyTorch eager's silu and mul each save their inputs); fused into one kernel (Megatron's
+// bias_swiglu, Transformer Engine, torch.compile) it keeps the two projections and the product
+// (3 x 2f). The layer norms' inputs and the two linear inputs before the split are the
+// replicated 8h.
+double tp_sharded_bytes_per_token(const ModelSpec& m, Kernels kernels);
 // Activation bytes one micro-batch leaves stashed on a pipeline stage (all its layers, the
 // dtype's activation width) until its backward: the per-micro-batch unit of StageMemory's
 // activations. With vpp chunks each chunk holds 1/vpp of it.

@@ -9,6 +9,7 @@
 #include "parallax/core/atomic_file.hpp"
 #include "parallax/calibration/machine.hpp"
 #include "parallax/core/error.hpp"
+#include "parallax/core/presets.hpp"
 #include "parallax/costmodel/profile_fit.hpp"
 #include "text_table.hpp"
 
@@ -23,10 +24,13 @@ struct FitArgs {
   std::string date;
 };
 
-// Every stack of the corpus, so that the profile predicts every row (files' stacks, not rows').
-std::vector<std::string> corpus_stacks(const Corpus& c) {
+// Every stack of the corpus's rows, so that the profile predicts every row, and every stack
+// preset: a stack without rows keeps the prior scale 1, so that --stack takes any stack the
+// presets describe (DeepSpeed, PyTorch FSDP) on every GPU profile.
+std::vector<std::string> profile_stacks(const Corpus& c) {
   std::set<std::string> s;
   for (const PublishedRun& r : c.runs) s.insert(r.stack);
+  for (const std::string& name : preset_names("stacks")) s.insert(name);
   return {s.begin(), s.end()};
 }
 
@@ -40,7 +44,7 @@ void run_fit(const FitArgs& a) {
   const Corpus corpus = load_corpus(a.runs, a.exclude);
   const EfficiencyProfile base = load_profile(a.profile);
   TopologyCache topos;
-  const ProfileFit fit = fit_profile(corpus.runs, base, corpus_stacks(corpus),
+  const ProfileFit fit = fit_profile(corpus.runs, base, profile_stacks(corpus),
                                      a.date.empty() ? calib::utc_date() : a.date, topos);
   if (fit.rows_used.empty()) {
     throw InputError("command line", "--profile",

@@ -275,6 +275,25 @@ TEST_CASE("the stack defaults to the profile's own: gpt-tiny on cpu-local predic
   CHECK(g.out.find("framework torchtitan (fused attention)") != std::string::npos);
 }
 
+TEST_CASE("every stack preset runs on every GPU profile: DeepSpeed and PyTorch FSDP on H100") {
+  // A stack without corpus rows keeps the prior scale 1 rather than being refused.
+  for (const char* stack : {"deepspeed", "pytorch-fsdp"}) {
+    const Result r = run(std::string("predict --model llama2-7b --cluster dgx-h100-superpod --gpus 64 "
+                                     "--tp 1 --pp 1 --global-batch 256 --zero 3 --stack ") + stack);
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find(std::string("framework ") + stack) != std::string::npos);
+  }
+  // DeepSpeed's pipeline engine still refuses ZeRO-3 inside a pipeline; TorchTitan runs it.
+  const Result ds = run("predict --model llama2-7b --cluster dgx-h100-superpod --gpus 64 --tp 1 "
+                        "--pp 2 --global-batch 256 --zero 3 --stack deepspeed");
+  CHECK(ds.code == 2);
+  CHECK(ds.err.find("ZeRO-2/3 not supported with pp > 1") != std::string::npos);
+  const Result tt = run("predict --model llama2-7b --cluster dgx-h100-superpod --gpus 64 --tp 1 "
+                        "--pp 2 --global-batch 256 --zero 3 --stack torchtitan");
+  REQUIRE(tt.code == 0);
+  CHECK(tt.out.find("ZeRO-3 run as ZeRO-1") != std::string::npos);
+}
+
 TEST_CASE("another model without plan flags takes the whole cluster, tp 1, pp 1, one micro-batch per rank") {
   // Issue 23: `predict --model gpt-tiny --cluster cpu-local` failed on MT-NLG's 2240 GPUs.
   const Result r = run("predict --model gpt-tiny --cluster cpu-local");

@@ -319,6 +319,9 @@ StackSpec read_stack(JsonObjectReader& r) {
         pl.get_enum_or("sharded_stages", {"refused", "gathered_once"}, "refused") == "gathered_once";
     s.pipeline.micro_batches_default_pp =
         pl.get_enum_or("default_micro_batches", {"plan", "pp"}, "plan") == "pp";
+    s.pipeline.default_virtual_stages = pl.get_int_or("default_virtual_stages", 2, 64, 0);
+    s.pipeline.unequal_virtual_stages =
+        pl.get_enum_or("virtual_stages", {"equal", "unequal"}, "equal") == "unequal";
     if (pl.get_string("source").empty()) pl.fail("source", "must say where the behaviour comes from");
     pl.finish();
   }

@@ -111,7 +111,8 @@ class PlanChecker {
     // Megatron-LM's uneven split: first and/or last stage given, the rest split evenly.
     const std::string path = f > 0 ? "$.plan.first_stage_layers" : "$.plan.last_stage_layers";
     if (p_.pp < 2) fail(path, "an uneven pipeline split needs pp >= 2 (got pp " + n(p_.pp) + ")");
-    if (p_.vpp > 1) fail(path, "an uneven pipeline split does not combine with interleaving (vpp " + n(p_.vpp) + ")");
+    if (p_.vpp > 1 && !j_.pipeline.unequal_virtual_stages)
+      fail(path, "an uneven pipeline split does not combine with interleaving (vpp " + n(p_.vpp) + ")");
     const int64_t rest_stages = p_.pp - (f > 0) - (l > 0);
     const int64_t rest_layers = m_.layers - f - l;
     if (rest_layers < rest_stages)
@@ -164,7 +165,13 @@ class PlanChecker {
     if (p_.pp < 2)
       fail("$.plan.vpp", "vpp (" + n(p_.vpp) + ") > 1 requires pp >= 2 (got pp " + n(p_.pp) + ")");
     const int64_t chunks = product(p_.pp, p_.vpp);
-    if (m_.layers % chunks != 0)
+    if (j_.pipeline.unequal_virtual_stages) {
+      // Virtual stages may differ by a layer; each stage's chunks need a layer each.
+      for (int64_t k = 0; k < p_.pp; ++k)
+        if (stage_layers(m_.layers, p_, k) < p_.vpp)
+          fail("$.plan.vpp", "vpp (" + n(p_.vpp) + ") exceeds the " + n(stage_layers(m_.layers, p_, k)) +
+                                 " layers of pipeline stage " + n(k));
+    } else if (m_.layers % chunks != 0)
       fail("$.plan.vpp", "layers (" + n(m_.layers) + ") must be divisible by pp (" + n(p_.pp) +
                              ") * vpp (" + n(p_.vpp) + ") = " + n(chunks));
     if (micro_batches() % p_.pp != 0)

@@ -29,6 +29,9 @@ std::vector<std::string> megatron_args(const PlanFile& f) {
   if (p.schedule == Schedule::gpipe) refuse("Megatron-LM runs 1F1B, not GPipe");
   if (m.position == Position::alibi) refuse("Megatron-LM has no ALiBi position embedding");
   if (f.job.dtype == Dtype::fp8) refuse("fp8 training needs Transformer Engine flags this export does not write");
+  if (p.vpp > 1 && (p.first_stage_layers > 0 || p.last_stage_layers > 0 || m.layers % (p.pp * p.vpp) != 0))
+    refuse("Megatron-LM's virtual pipeline stages hold equal layers (" + std::to_string(m.layers) +
+           " layers over pp " + std::to_string(p.pp) + " x vpp " + std::to_string(p.vpp) + ")");
   std::vector<std::string> a;
   add(a, "--tensor-model-parallel-size", p.tp);
   add(a, "--pipeline-model-parallel-size", p.pp);

@@ -184,6 +184,22 @@ TEST_CASE("validate_plan: ZeRO-2/3 with pipeline parallelism is a trainer rule",
   CHECK_NOTHROW(s.validate());
 }
 
+TEST_CASE("validate_plan: unequal virtual stages only on a stack that cuts them (TorchTitan)",
+          "[core][validate]") {
+  Setup s;  // 96 layers on pp 8
+  s.p.vpp = 2;
+  s.p.schedule = Schedule::interleaved;
+  s.p.first_stage_layers = 9;
+  s.p.last_stage_layers = 9;  // 9 + 6 x 13 + 9 = 96
+  require_input_error([&] { s.validate(); }, "$.plan.first_stage_layers",
+                      {"does not combine with interleaving (vpp 2)"});
+  s.j.pipeline.unequal_virtual_stages = true;
+  CHECK_NOTHROW(s.validate());
+  // Each of a stage's virtual stages needs a layer: 10 on 9-layer stages cannot be cut.
+  s.p.vpp = 10;
+  require_input_error([&] { s.validate(); }, "$.plan.vpp", {"exceeds the 9 layers of pipeline stage 0"});
+}
+
 TEST_CASE("validate_plan: a stack that shards inside pipeline stages admits ZeRO-3 with pp",
           "[core][validate]") {
   Setup s;

@@ -133,6 +133,10 @@ TEST_CASE("invalid combinations are refused with a reason") {
   CHECK_THROWS_WITH(deepspeed_config(inter), Catch::Contains("interleaved"));
   PlanFile alibi = plan_file("bloom-176b", 320, 320, test::PlanBuilder(8, 5));
   CHECK_THROWS_AS(megatron_args(alibi), InputError);
+  // TorchTitan's interleaving over unequal virtual stages (96 layers: 3 + 5 x 18 + 3 on pp 7,
+  // two chunks per rank) has no Megatron-LM flags: its virtual stages hold equal layers.
+  PlanFile unequal = plan_file("gpt3-175b", 448, 1792, test::PlanBuilder(8, 7).uneven(3, 3).interleaved(2));
+  CHECK_THROWS_WITH(megatron_args(unequal), Catch::Contains("equal layers"));
 }
 
 TEST_CASE("SLURM scripts and the mpirun script pass bash -n") {

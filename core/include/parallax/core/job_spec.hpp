@@ -79,6 +79,13 @@ struct StackPipeline {
   // Micro-batches per iteration when the run does not say: the pipeline size (TorchTitan's
   // pipeline_parallel_microbatches default) instead of the plan's choice.
   bool micro_batches_default_pp = false;
+  // Virtual stages per rank of the interleaved schedule when the run does not say (TorchTitan's
+  // generate_split_points: 2 for multi-stage schedules); 0 = the plan's choice.
+  int64_t default_virtual_stages = 0;
+  // The stack cuts the model into pp x vpp stages that may differ by a layer (TorchTitan's
+  // generate_split_points), so an uneven pipeline split combines with interleaving; Megatron-LM
+  // needs equal virtual stages.
+  bool unequal_virtual_stages = false;
   bool operator==(const StackPipeline&) const = default;
 };
 

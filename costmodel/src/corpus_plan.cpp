@@ -92,13 +92,22 @@ void uneven_stages(PublishedRun& run, std::vector<std::string>& reasons) {
                         ", last " + std::to_string(run.plan.last_stage_layers) + " layers");
 }
 
-// A row that names the interleaved schedule without its vpp: the fill may choose only vpp > 1,
-// and needs equal model chunks (Megatron-LM's rule); other splits are not modelled.
+// A row that names the interleaved schedule without its vpp: the stack's default virtual stages
+// where it has one (TorchTitan), else the fill may choose only vpp > 1, and needs equal model
+// chunks (Megatron-LM's rule).
 void interleaved_split(PublishedRun& run, std::vector<std::string>& reasons) {
   std::string s = run.schedule_text;
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (!run.free_vpp || !starts_with(s, "interleaved")) return;
   run.interleaved_only = true;
+  if (const int64_t v = run.job.pipeline.default_virtual_stages; v > 1) {
+    run.plan.vpp = v;
+    run.plan.schedule = Schedule::interleaved;
+    run.free_vpp = false;
+    run.assumed.push_back("vpp unpublished: " + std::to_string(v) +
+                          ", the stack's default virtual stages per rank");
+    return;
+  }
   const int64_t L = run.model.layers, pp = run.plan.pp;
   bool even = L % pp == 0 && run.plan.first_stage_layers == 0 && run.plan.last_stage_layers == 0;
   bool some_v = false;

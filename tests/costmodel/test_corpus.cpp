@@ -226,4 +226,14 @@ TEST_CASE("corpus: an interleaved row without vpp fills only vpp > 1, or says wh
   REQUIRE(c.unsupported.size() == 1);
   CHECK(c.unsupported[0].reason.find("interleaved schedule with layers (6) over pp 4") !=
         std::string::npos);
+  // TorchTitan cuts pp x 2 virtual stages that may differ by a layer: 10 layers on pp 4 run as
+  // 2 + 3 + 3 + 2 layers per rank, two chunks each.
+  d["stack"]["name"] = "torchtitan";
+  row["model"]["layers"] = 10;
+  c = read_doc(d);
+  REQUIRE(c.runs.size() == 1);
+  CHECK(c.runs[0].plan.vpp == 2);
+  CHECK(c.runs[0].plan.first_stage_layers == 2);
+  CHECK(c.runs[0].plan.last_stage_layers == 2);
+  CHECK_FALSE(valid_candidates(c.runs[0]).empty());
 }

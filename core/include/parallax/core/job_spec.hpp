@@ -129,7 +129,8 @@ struct JobSpec {
   double loss_bytes_per_logit = 10;
   // From the stack's preset: what recompute "selective" keeps.
   SelectiveRecompute selective = SelectiveRecompute::attention_core;
-  // From the stack's preset: sharding inside pipeline stages, default micro-batches.
+  // From the stack's preset: sharding inside pipeline stages, default micro-batches and virtual
+  // stages, and whether virtual stages may be unequal.
   StackPipeline pipeline;
 };
 

@@ -322,6 +322,7 @@ StackSpec read_stack(JsonObjectReader& r) {
     s.pipeline.default_virtual_stages = pl.get_int_or("default_virtual_stages", 2, 64, 0);
     s.pipeline.unequal_virtual_stages =
         pl.get_enum_or("virtual_stages", {"equal", "unequal"}, "equal") == "unequal";
+    s.pipeline.sequential_p2p = pl.get_enum_or("p2p", {"batched", "sequential"}, "batched") == "sequential";
     if (pl.get_string("source").empty()) pl.fail("source", "must say where the behaviour comes from");
     pl.finish();
   }

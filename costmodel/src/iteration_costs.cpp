@@ -430,6 +430,7 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
     }
   }
   out.p2p_exposed_fraction = 1 - prof.pp_overlap;
+  out.p2p_per_micro_batch = j.pipeline.sequential_p2p && p.pp >= 3 ? 4 : 2;
   if (ov.p2p && p.vpp > 1 && out.p2p_s > 0) {
     // Interleaved: a transfer runs under the next chunk's compute (the shortest forward chunk).
     double chunk = out.stages.front().forward_s;

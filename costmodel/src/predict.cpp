@@ -27,7 +27,7 @@ Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, c
 
   const double vpp = static_cast<double>(p.vpp);
   const double mb = static_cast<double>(p.num_micro_batches);
-  const double pp_per_mb = costs.p2p_exposed_fraction * 2 * vpp * costs.p2p_s;
+  const double pp_per_mb = costs.p2p_exposed_fraction * costs.p2p_per_micro_batch * vpp * costs.p2p_s;
   std::vector<double> stage_s;
   for (const StageTime& st : costs.stages) stage_s.push_back(st.total_s());
   const auto crit = std::max_element(stage_s.begin(), stage_s.end());

@@ -26,6 +26,7 @@ SimInputs make_sim_inputs(const ModelSpec& m, const Topology& topo, const JobSpe
 
   in.p2p_s = costs.p2p_s;
   in.p2p_exposed_fraction = costs.p2p_exposed_fraction;
+  in.p2p_receive_blocks = j.pipeline.sequential_p2p;
   in.p2p_bytes = static_cast<double>(p.micro_batch * m.seq_len * m.hidden) *
                  shard_shape(m, j, p).act_bytes / static_cast<double>(p.tp);
   for (int64_t k = 0; k < p.pp; ++k) {

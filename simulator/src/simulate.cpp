@@ -112,7 +112,10 @@ class Engine {
     const double ready =
         fwd ? act_ready_[cell(v, s.micro_batch)] : grad_ready_[cell(v, s.micro_batch)];
     if (ready == kNever) return;  // not sent yet: the transfer calls again
-    now = std::max({now, free_[i], ready});
+    // A blocking receive holds the compute stream for the transfer after its previous work.
+    const bool remote = fwd ? v > 0 : v + 1 < stages_;
+    const double receive = in_.p2p_receive_blocks && remote ? in_.p2p_s : 0;
+    now = std::max({now, free_[i] + receive, ready});
     const RankCosts& rc = in_.ranks[i];
     const double compute = fwd ? rc.forward_s : rc.backward_s;
     const double tp = fwd ? rc.forward_tp_s : rc.backward_tp_s;

@@ -148,7 +148,10 @@ TEST_CASE("a stack's pipeline entry: TorchTitan's, and bad values name their fie
   const StackPipeline tt = load_stack("torchtitan").pipeline;
   CHECK(tt.sharded_stages);
   CHECK(tt.micro_batches_default_pp);
-  CHECK(load_stack("deepspeed").pipeline == StackPipeline{});  // refuses ZeRO-2/3 with pp
+  const StackPipeline ds = load_stack("deepspeed").pipeline;
+  CHECK_FALSE(ds.sharded_stages);  // refuses ZeRO-2/3 with pp
+  CHECK(ds.sequential_p2p);        // blocking, paired transfers
+  CHECK_FALSE(load_stack("megatron-core").pipeline.sequential_p2p);
   nlohmann::json st = {{"name", "s"}, {"source", "x"}, {"attention", "fused"},
                        {"pipeline", {{"sharded_stages", "sometimes"}, {"source", "y"}}}};
   JsonObjectReader r(st, "stack.json");
@@ -156,6 +159,9 @@ TEST_CASE("a stack's pipeline entry: TorchTitan's, and bad values name their fie
   st["pipeline"] = {{"default_micro_batches", "pp"}, {"source", ""}};
   JsonObjectReader s(st, "stack.json");
   CHECK_THROWS_WITH(read_stack(s), Catch::Contains("$.pipeline.source"));
+  st["pipeline"] = {{"p2p", "overlapped"}, {"source", "y"}};
+  JsonObjectReader q(st, "stack.json");
+  CHECK_THROWS_WITH(read_stack(q), Catch::Contains("$.pipeline.p2p"));
   st["pipeline"] = {{"default_micro_batches", "pp"}, {"source", "y"}, {"depth", 2}};
   JsonObjectReader u(st, "stack.json");
   CHECK_THROWS_WITH(read_stack(u), Catch::Contains("depth"));

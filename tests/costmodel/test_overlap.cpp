@@ -273,3 +273,24 @@ TEST_CASE("ZeRO-3 memory holds two gathered layers, one layer's gradients and th
   CHECK(b.buffers_bytes - a.buffers_bytes == Approx((2 * layer + root) * 2 + layer * 4));
   CHECK(b.weights_bytes == Approx((4 * layer + root) * 2 / 8));
 }
+
+TEST_CASE("DeepSpeed's pipeline engine waits for four transfers per micro-batch, Megatron-LM's two") {
+  // MT-NLG (pp 35, 240 micro-batches): each interior stage's receives block as its sends do, so
+  // the pipeline's critical path holds two more transfers per micro-batch than Megatron-LM's
+  // batched send_forward_recv_backward: 240 x 2 x one transfer.
+  MtNlg run("megatron-deepspeed");
+  const PlanSpec p = test::mt_nlg_plan();
+  run.j.pipeline = load_stack("megatron-deepspeed").pipeline;
+  REQUIRE(run.j.pipeline.sequential_p2p);
+  const IterationCosts seq = run.costs(p);
+  CHECK(seq.p2p_per_micro_batch == 4);
+  const Prediction a = predict(run.m, run.c, run.j, p, run.prof);
+  run.j.pipeline.sequential_p2p = false;
+  const Prediction b = predict(run.m, run.c, run.j, p, run.prof);
+  CHECK(a.time.pp_comm_s - b.time.pp_comm_s ==
+        Approx(240 * 2 * seq.p2p_exposed_fraction * seq.p2p_s).epsilon(1e-9));
+  // With two stages neither has two neighbours: two transfers, as Megatron-LM.
+  run.j.pipeline.sequential_p2p = true;
+  PlanSpec two = test::PlanBuilder(8, 2, 140).uneven(52, 53).batches(1, 12).recompute(Recompute::full);
+  CHECK(run.costs(two).p2p_per_micro_batch == 2);
+}

@@ -88,4 +88,23 @@ TEST_CASE("simulator: p2p transfers on the critical path", "[simulator]") {
   CHECK(simulate(in).transfers == 2 * 6);
 }
 
+TEST_CASE("simulator: DeepSpeed's blocking receives add two transfers per micro-batch", "[simulator]") {
+  // 1F1B on pp 3, f = 1, b = 2, c = 0.1, sends blocking. In the steady state the middle rank runs
+  // a forward and a backward per micro-batch and waits for its two sends: each more micro-batch
+  // costs f + b + 2c. When its two receives block it as well (DeepSpeed's paired, blocking
+  // transfers), it waits for four: f + b + 4c.
+  auto slope = [](bool receive_blocks) {
+    auto time = [&](int64_t m) {
+      SimInputs in = equal_stages(Schedule::one_f_one_b, 3, 1, m, 1.0, 2.0);
+      in.p2p_s = 0.1;
+      in.p2p_exposed_fraction = 1;
+      in.p2p_receive_blocks = receive_blocks;
+      return simulate(in).iteration_time_s;
+    };
+    return time(41) - time(40);
+  };
+  CHECK(slope(false) == Approx(1 + 2 + 2 * 0.1).epsilon(1e-9));
+  CHECK(slope(true) == Approx(1 + 2 + 4 * 0.1).epsilon(1e-9));
+}
+
 }  // namespace parallax::test

@@ -86,6 +86,11 @@ struct StackPipeline {
   // generate_split_points), so an uneven pipeline split combines with interleaving; Megatron-LM
   // needs equal virtual stages.
   bool unequal_virtual_stages = false;
+  // Each send and receive blocks both stages, one after the other (DeepSpeed's pipeline engine:
+  // RecvActivation, SendGrad, forward, SendActivation, RecvGrad, backward, each transfer 'blocking
+  // and must be paired'): a stage with two neighbours waits for 4 transfers per micro-batch, where
+  // Megatron-LM batches each send with the opposite receive (send_forward_recv_backward): 2.
+  bool sequential_p2p = false;
   bool operator==(const StackPipeline&) const = default;
 };
 

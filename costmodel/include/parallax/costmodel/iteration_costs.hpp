@@ -39,6 +39,10 @@ struct IterationCosts {
   // Share of each transfer the sender waits for: what the compute of one chunk cannot hide when
   // the stack overlaps p2p (interleaved schedule), else 1 - the profile's pp overlap.
   double p2p_exposed_fraction = 1;
+  // Transfers a stage waits for per micro-batch and chunk in the steady state: 2 (Megatron-LM
+  // pairs each send with the opposite receive), 4 where the stack's transfers block one after the
+  // other and the stage has two neighbours (StackPipeline::sequential_p2p, pp >= 3).
+  double p2p_per_micro_batch = 2;
   // Per stage: the once-per-iteration data-parallel synchronisation (gradient all-reduce or
   // reduce-scatter, the distributed optimizer's parameter all-gather); 0 for ZeRO-3, whose
   // traffic is per micro-batch (StageTime::dp_forward_s, dp_backward_s).

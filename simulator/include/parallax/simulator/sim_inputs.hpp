@@ -42,6 +42,9 @@ struct SimInputs {
   // Share of each transfer the sender's compute stream waits for (1 - profile's pp overlap):
   // Megatron-LM's blocking send_forward_recv_backward / send_backward_recv_forward.
   double p2p_exposed_fraction = 1;
+  // The receiver's compute stream also waits for each receive (StackPipeline::sequential_p2p:
+  // DeepSpeed's blocking, paired transfers).
+  bool p2p_receive_blocks = false;
 };
 
 // Costs of the plan from iteration_costs() and stage_memory(). Inputs must satisfy validate_plan

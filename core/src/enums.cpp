@@ -53,6 +53,16 @@ const char* to_string(Kernels k) {
   return "?";
 }
 
+const char* to_string(Exporter e) {
+  switch (e) {
+    case Exporter::none: return "none";
+    case Exporter::megatron: return "megatron";
+    case Exporter::deepspeed: return "deepspeed";
+    case Exporter::parallax: return "parallax";
+  }
+  return "?";
+}
+
 int bytes_per_param(ParamBytesConvention c) {
   switch (c) {
     case ParamBytesConvention::b16: return 16;

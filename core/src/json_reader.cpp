@@ -50,7 +50,8 @@ namespace {
 
 // ---- typed conversions, each failing with the rule the value broke -----------------------------
 
-double finite_number(const JsonObjectReader& r, const std::string& key, const json& v,
+template <class Reader>
+double finite_number(const Reader& r, const std::string& key, const json& v,
                      const char* expected) {
   if (!v.is_number())
     r.fail(key, std::string("must be ") + expected + " (got " + v.type_name() + ")");
@@ -59,7 +60,8 @@ double finite_number(const JsonObjectReader& r, const std::string& key, const js
   return x;
 }
 
-int64_t int_value(const JsonObjectReader& r, const std::string& key, const json& v, int64_t min,
+template <class Reader>
+int64_t int_value(const Reader& r, const std::string& key, const json& v, int64_t min,
                   int64_t max) {
   if (v.is_number_integer() && !v.is_number_unsigned()) {
     const auto x = v.get<int64_t>();
@@ -97,7 +99,8 @@ double number_value(const JsonObjectReader& r, const std::string& key, const jso
   return x;
 }
 
-std::string enum_value(const JsonObjectReader& r, const std::string& key, const json& v,
+template <class Reader>
+std::string enum_value(const Reader& r, const std::string& key, const json& v,
                        std::initializer_list<const char*> allowed) {
   std::string list;
   for (const char* a : allowed) list += (list.empty() ? "\"" : ", \"") + std::string(a) + "\"";
@@ -174,6 +177,47 @@ std::string JsonObjectReader::get_string(const std::string& key) {
 std::string JsonObjectReader::get_enum(const std::string& key,
                                        std::initializer_list<const char*> allowed) {
   return enum_value(*this, key, value(key), allowed);
+}
+
+namespace {
+
+// Fails at one element of an array: "$.key[i]".
+struct ElementFailer {
+  std::string source, path;
+  [[noreturn]] void fail(const std::string& /*key*/, const std::string& rule) const {
+    throw InputError(source, path, rule);
+  }
+};
+
+// The array under `key`, non-empty, without repeats; each element read by `one`.
+template <class T, class F>
+std::vector<T> list_value(JsonObjectReader& r, const std::string& key, const json& v, F one) {
+  if (!v.is_array() || v.empty())
+    r.fail(key, std::string("must be a non-empty array (got ") + describe_value(v) + ")");
+  std::vector<T> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const ElementFailer at{r.source(), r.path_of(key) + "[" + std::to_string(i) + "]"};
+    T x = one(at, v[i]);
+    for (const T& y : out)
+      if (y == x) at.fail(key, "repeats an earlier entry (got " + describe_value(v[i]) + ")");
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> JsonObjectReader::get_enum_list(const std::string& key,
+                                                         std::initializer_list<const char*> allowed) {
+  return list_value<std::string>(*this, key, value(key), [&](const ElementFailer& at, const json& e) {
+    return enum_value(at, key, e, allowed);
+  });
+}
+
+std::vector<int64_t> JsonObjectReader::get_int_list(const std::string& key, int64_t min, int64_t max) {
+  return list_value<int64_t>(*this, key, value(key), [&](const ElementFailer& at, const json& e) {
+    return int_value(at, key, e, min, max);
+  });
 }
 
 // Optional getters record the key as known even when absent, so finish() can suggest it for a typo.

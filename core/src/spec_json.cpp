@@ -75,6 +75,8 @@ constexpr std::array kPositions{Position::learned, Position::rope, Position::ali
 constexpr std::array kNorms{Norm::layernorm, Norm::rmsnorm};
 constexpr std::array kRecomputes{Recompute::none, Recompute::selective, Recompute::full};
 constexpr std::array kSchedules{Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved};
+constexpr std::array kExporters{Exporter::none, Exporter::megatron, Exporter::deepspeed,
+                                Exporter::parallax};
 constexpr std::array kParamBytes{ParamBytesConvention::b16, ParamBytesConvention::b18,
                                  ParamBytesConvention::b20};
 
@@ -275,6 +277,38 @@ JobSpec read_job(JsonObjectReader& r) {
   return j;
 }
 
+// "capabilities": {"zero": [0, 1], "schedules": ["1f1b", "interleaved"], "positions": [...],
+// "tensor_parallel": true, "sequence_parallel": true, "pipeline_parallel": true,
+// "grouped_query_attention": true, "uneven_stages": true, "fp8": true, "export": "megatron",
+// "source": "..."}; what is left out is allowed.
+void read_stack_capabilities(JsonObjectReader& r, StackCapabilities& c) {
+  JsonObjectReader o = r.object("capabilities");
+  expect_keys(o, {"zero", "schedules", "positions", "tensor_parallel", "sequence_parallel",
+                  "pipeline_parallel", "grouped_query_attention", "uneven_stages", "fp8", "export",
+                  "source"});
+  if (o.has("zero")) c.zero_stages = o.get_int_list("zero", 0, 3);
+  if (o.has("schedules")) {
+    c.schedules.clear();
+    for (const std::string& x : o.get_enum_list("schedules", {"gpipe", "1f1b", "interleaved"}))
+      c.schedules.push_back(enum_from(x, kSchedules));
+  }
+  if (o.has("positions")) {
+    c.positions.clear();
+    for (const std::string& x : o.get_enum_list("positions", {"learned", "rope", "alibi"}))
+      c.positions.push_back(enum_from(x, kPositions));
+  }
+  c.tensor_parallel = o.get_bool_or("tensor_parallel", true);
+  c.sequence_parallel = o.get_bool_or("sequence_parallel", c.tensor_parallel);
+  c.pipeline_parallel = o.get_bool_or("pipeline_parallel", true);
+  c.grouped_query_attention = o.get_bool_or("grouped_query_attention", true);
+  c.uneven_stages = o.get_bool_or("uneven_stages", true);
+  c.fp8 = o.get_bool_or("fp8", true);
+  c.exporter = enum_from(o.get_enum_or("export", {"none", "megatron", "deepspeed", "parallax"}, "none"),
+                         kExporters);
+  if (o.get_string("source").empty()) o.fail("source", "must say where the capabilities come from");
+  o.finish();
+}
+
 StackSpec read_stack(JsonObjectReader& r) {
   StackSpec s;
   s.name = r.get_string_or("name", "");
@@ -326,6 +360,7 @@ StackSpec read_stack(JsonObjectReader& r) {
     if (pl.get_string("source").empty()) pl.fail("source", "must say where the behaviour comes from");
     pl.finish();
   }
+  if (r.has("capabilities")) read_stack_capabilities(r, s.capabilities);
   if (r.has("loss")) {
     JsonObjectReader l = r.object("loss");
     s.loss_bytes_per_logit = l.get_number("bytes_per_logit", 2, 64);

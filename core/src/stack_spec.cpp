@@ -10,6 +10,7 @@ void apply_stack(const StackSpec& stack, JobSpec& j) {
   j.loss_bytes_per_logit = stack.loss_bytes_per_logit;
   j.selective = stack.selective;
   j.pipeline = stack.pipeline;
+  j.capabilities = stack.capabilities;
 }
 
 int64_t zero_stage_run(const JobSpec& j, const PlanSpec& p) {

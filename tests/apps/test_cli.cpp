@@ -270,9 +270,15 @@ TEST_CASE("the stack defaults to the profile's own: gpt-tiny on cpu-local predic
   REQUIRE(r.code == 0);
   CHECK(r.out.find("framework parallax-executor") != std::string::npos);
   const Result g = run("predict --model gpt-tiny --cluster dgx-a100-superpod --gpus 2 --tp 1 --pp 1 "
-                       "--global-batch 4 --stack torchtitan");
+                       "--global-batch 4 --stack llm-foundry");
   REQUIRE(g.code == 0);
-  CHECK(g.out.find("framework torchtitan (fused attention)") != std::string::npos);
+  CHECK(g.out.find("framework llm-foundry (fused attention)") != std::string::npos);
+  // TorchTitan trains Llama-shaped models only: its table has rotary positions alone.
+  const Result t = run("predict --model gpt-tiny --cluster dgx-a100-superpod --gpus 2 --tp 1 --pp 1 "
+                       "--global-batch 4 --stack torchtitan");
+  CHECK(t.code == 2);
+  CHECK(t.err.find("$.model.position: stack \"torchtitan\" has no learned position embedding") !=
+        std::string::npos);
 }
 
 TEST_CASE("every stack preset runs on every GPU profile: DeepSpeed and PyTorch FSDP on H100") {

@@ -181,6 +181,7 @@ TEST_CASE("validate_plan: ZeRO-2/3 with pipeline parallelism is a trainer rule",
   CHECK_NOTHROW(s.validate());
   s.set_grid(8, 1, 128);
   s.p.zero = 3;
+  s.j.capabilities.zero_stages = {0, 1, 2, 3};  // a stack that shards (Megatron FSDP, DeepSpeed)
   CHECK_NOTHROW(s.validate());
 }
 
@@ -204,6 +205,7 @@ TEST_CASE("validate_plan: a stack that shards inside pipeline stages admits ZeRO
           "[core][validate]") {
   Setup s;
   s.p.zero = 3;
+  s.j.capabilities.zero_stages = {0, 2, 3};
   s.j.pipeline.sharded_stages = true;  // TorchTitan: FSDP2 per stage
   CHECK_NOTHROW(s.validate());
   s.j.pipeline.sharded_stages = false;
@@ -238,6 +240,34 @@ TEST_CASE("validate_plan: plans built in code are range-checked", "[core][valida
   v.p.tp = int64_t{1} << 40;  // the product saturates instead of overflowing
   v.p.pp = int64_t{1} << 40;
   require_input_error([&] { v.validate(); }, "$.plan", {"must equal gpus (1)"});
+}
+
+TEST_CASE("validate_plan: the stack's capability table refuses what the stack cannot run",
+          "[core][validate]") {
+  Setup s;  // the job's stack is megatron-lm: ZeRO 0 or 1, 1F1B or interleaved, no ALiBi
+  REQUIRE(s.j.framework == "megatron-lm");
+  s.set_grid(8, 1, 128);
+  s.p.zero = 3;
+  require_input_error([&] { s.validate(); }, "$.plan.zero",
+                      {"stack \"megatron-lm\" runs ZeRO stage 0 or 1 (got 3)"});
+  s.p.zero = 1;
+  s.p.schedule = Schedule::gpipe;
+  require_input_error([&] { s.validate(); }, "$.plan.schedule",
+                      {"stack \"megatron-lm\" has no gpipe schedule"});
+  s.p.schedule = Schedule::one_f_one_b;
+  s.m.position = Position::alibi;
+  require_input_error([&] { s.validate(); }, "$.model.position",
+                      {"has no alibi position embedding"});
+  s.m.position = Position::learned;
+  CHECK_NOTHROW(s.validate());
+  // A table without tensor parallelism (LLM Foundry's FSDP) refuses tp 8.
+  s.j.framework = "llm-foundry";
+  s.j.capabilities.tensor_parallel = false;
+  require_input_error([&] { s.validate(); }, "$.plan.tp",
+                      {"stack \"llm-foundry\" has no tensor parallelism (got tp 8)"});
+  s.j.capabilities = StackCapabilities{};  // no table: nothing restricted
+  s.p.zero = 3;
+  CHECK_NOTHROW(s.validate());
 }
 
 }  // namespace parallax::test

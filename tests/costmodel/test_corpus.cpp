@@ -186,6 +186,7 @@ TEST_CASE("corpus: TorchTitan's FSDP with pp is predicted, its micro-batches def
   REQUIRE(c.unsupported.size() == 1);
   CHECK(c.unsupported[0].reason.find("ZeRO-2/3 not supported with pp > 1") != std::string::npos);
   d["stack"]["name"] = "torchtitan";
+  row["model"]["position"] = "rope";  // TorchTitan's models are Llama-shaped
   c = read_doc(d);
   REQUIRE(c.runs.size() == 1);
   const PublishedRun& r = c.runs[0];
@@ -229,6 +230,7 @@ TEST_CASE("corpus: an interleaved row without vpp fills only vpp > 1, or says wh
   // TorchTitan cuts pp x 2 virtual stages that may differ by a layer: 10 layers on pp 4 run as
   // 2 + 3 + 3 + 2 layers per rank, two chunks each.
   d["stack"]["name"] = "torchtitan";
+  row["model"]["position"] = "rope";
   row["model"]["layers"] = 10;
   c = read_doc(d);
   REQUIRE(c.runs.size() == 1);

@@ -7,6 +7,8 @@
 #include "parallax/core/attention_kernel.hpp"
 
 #include "parallax/core/gpu_spec.hpp"
+#include "parallax/core/model_spec.hpp"
+#include "parallax/core/plan_spec.hpp"
 
 namespace parallax {
 
@@ -94,6 +96,25 @@ struct StackPipeline {
   bool operator==(const StackPipeline&) const = default;
 };
 
+// What a stack can run at all (presets/stacks/, "capabilities"): the planner's rules and the
+// exporters read the same table, so no plan is ranked that its stack's launch refuses. A stack
+// without a table (a job file's own stack, "other") is not restricted.
+enum class Exporter { none, megatron, deepspeed, parallax };
+struct StackCapabilities {
+  std::vector<int64_t> zero_stages{0, 1, 2, 3};
+  std::vector<Schedule> schedules{Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved};
+  std::vector<Position> positions{Position::learned, Position::rope, Position::alibi};
+  bool tensor_parallel = true;
+  bool sequence_parallel = true;
+  bool pipeline_parallel = true;
+  bool grouped_query_attention = true;  // kv_heads below heads
+  bool uneven_stages = true;            // first/last pipeline stages of their own size
+  bool fp8 = true;
+  // The launch `parallax export` writes for this stack's plans; none: Parallax writes none.
+  Exporter exporter = Exporter::none;
+  bool operator==(const StackCapabilities&) const = default;
+};
+
 // What a stack's selective recompute keeps (presets/stacks/, "selective_recompute"):
 //   attention_core     Megatron-LM (Korthikanti et al. 2022): everything but the attention core's
 //                      s x s tensors, which are recomputed (nothing to recompute when fused);
@@ -137,11 +158,14 @@ struct JobSpec {
   // From the stack's preset: sharding inside pipeline stages, default micro-batches and virtual
   // stages, and whether virtual stages may be unequal.
   StackPipeline pipeline;
+  // From the stack's preset: what it can run, and which launch Parallax writes for it.
+  StackCapabilities capabilities;
 };
 
 const char* to_string(ParamBytesConvention c);
 const char* to_string(Attention a);
 const char* to_string(Kernels k);
+const char* to_string(Exporter e);
 int bytes_per_param(ParamBytesConvention c);
 
 }  // namespace parallax

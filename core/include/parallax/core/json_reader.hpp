@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -34,6 +35,11 @@ class JsonObjectReader {
   std::string get_string_or(const std::string& key, std::string fallback);
   std::string get_enum_or(const std::string& key, std::initializer_list<const char*> allowed,
                           std::string fallback);
+
+  // Non-empty arrays without repeats: of allowed spellings, or of integers in [min, max].
+  std::vector<std::string> get_enum_list(const std::string& key,
+                                         std::initializer_list<const char*> allowed);
+  std::vector<int64_t> get_int_list(const std::string& key, int64_t min, int64_t max);
 
   bool has(const std::string& key) const;
   // A nested object, read by its own reader (path extended); marks the key as used.

@@ -26,6 +26,7 @@ struct StackSpec {
   double loss_bytes_per_logit = 10;
   SelectiveRecompute selective = SelectiveRecompute::attention_core;  // "selective_recompute"
   StackPipeline pipeline;                                             // "pipeline"
+  StackCapabilities capabilities;                                     // "capabilities"
 };
 
 // A job on this stack: its attention, kernels, overlaps, fp8 recipe and loss. The job's own

@@ -1,0 +1,74 @@
+// Each stack's capability table (presets/stacks/, "capabilities"): what the presets say, read as
+// written, and bad tables named by their field.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "parallax/core/error.hpp"
+#include "parallax/core/presets.hpp"
+#include "parallax/core/spec_json.hpp"
+
+using namespace parallax;
+
+namespace {
+
+template <class T>
+bool has(const std::vector<T>& v, const T& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+}  // namespace
+
+TEST_CASE("stack capabilities: Megatron-LM shards optimizer state only, Megatron-Core also runs FSDP") {
+  const StackCapabilities lm = load_stack("megatron-lm").capabilities;
+  CHECK(lm.zero_stages == std::vector<int64_t>{0, 1});
+  CHECK(lm.exporter == Exporter::megatron);
+  CHECK_FALSE(has(lm.schedules, Schedule::gpipe));
+  CHECK_FALSE(has(lm.positions, Position::alibi));
+  const StackCapabilities core = load_stack("megatron-core").capabilities;
+  CHECK(core.zero_stages == std::vector<int64_t>{0, 1, 2, 3});  // --use-megatron-fsdp
+  CHECK(core.exporter == Exporter::megatron);
+  // DeepSpeed's pipeline engine: 1F1B only; its launch is a DeepSpeed config.
+  const StackCapabilities ds = load_stack("megatron-deepspeed").capabilities;
+  CHECK(ds.schedules == std::vector<Schedule>{Schedule::one_f_one_b});
+  CHECK(has(ds.positions, Position::alibi));  // BLOOM
+  CHECK(ds.exporter == Exporter::deepspeed);
+  // FSDP alone: no tensor or pipeline parallelism, no ZeRO-1.
+  const StackCapabilities fsdp = load_stack("pytorch-fsdp").capabilities;
+  CHECK_FALSE(fsdp.tensor_parallel);
+  CHECK_FALSE(fsdp.pipeline_parallel);
+  CHECK_FALSE(has(fsdp.zero_stages, int64_t{1}));
+  // Parallax's executor: what check_runnable accepts.
+  const StackCapabilities ex = load_stack("parallax-executor").capabilities;
+  CHECK(ex.zero_stages == std::vector<int64_t>{0, 1});
+  CHECK(ex.positions == std::vector<Position>{Position::learned});
+  CHECK_FALSE(ex.grouped_query_attention);
+  CHECK_FALSE(ex.uneven_stages);
+  CHECK(ex.exporter == Exporter::parallax);
+  // A stack without a table is not restricted.
+  CHECK(load_stack("other").capabilities == StackCapabilities{});
+}
+
+TEST_CASE("stack capabilities: bad tables name their field") {
+  auto error_of = [](const nlohmann::json& caps) {
+    const nlohmann::json st = {{"name", "s"}, {"source", "x"}, {"attention", "fused"}, {"capabilities", caps}};
+    JsonObjectReader r(st, "stack.json");
+    try {
+      read_stack(r);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK_THAT(error_of({{"zero", {0, 4}}, {"source", "y"}}), Catch::Contains("$.capabilities.zero[1]"));
+  CHECK_THAT(error_of({{"zero", {1, 1}}, {"source", "y"}}),
+             Catch::Contains("$.capabilities.zero[1]") && Catch::Contains("repeats"));
+  CHECK_THAT(error_of({{"zero", nlohmann::json::array()}, {"source", "y"}}),
+             Catch::Contains("$.capabilities.zero") && Catch::Contains("non-empty array"));
+  CHECK_THAT(error_of({{"schedules", {"zigzag"}}, {"source", "y"}}),
+             Catch::Contains("$.capabilities.schedules[0]"));
+  CHECK_THAT(error_of({{"export", "slurm"}, {"source", "y"}}), Catch::Contains("$.capabilities.export"));
+  CHECK_THAT(error_of({{"zero", {0, 1}}}), Catch::Contains("$.capabilities.source"));
+  CHECK_THAT(error_of({{"zero", {0, 1}}, {"source", "y"}, {"hsdp", true}}), Catch::Contains("hsdp"));
+  CHECK(error_of({{"zero", {0, 1}}, {"source", "y"}}) == "accepted");
+}

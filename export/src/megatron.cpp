@@ -1,5 +1,6 @@
 #include "parallax/export/megatron.hpp"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -25,13 +26,13 @@ void add(std::vector<std::string>& a, const std::string& flag, int64_t v) {
 std::vector<std::string> megatron_args(const PlanFile& f) {
   const ModelSpec& m = f.model;
   const PlanSpec& p = f.plan;
-  if (p.zero >= 2) refuse("Megatron-LM has no ZeRO-2/3 (zero " + std::to_string(p.zero) + "); export for deepspeed");
   if (p.schedule == Schedule::gpipe) refuse("Megatron-LM runs 1F1B, not GPipe");
   if (m.position == Position::alibi) refuse("Megatron-LM has no ALiBi position embedding");
-  if (f.job.dtype == Dtype::fp8) refuse("fp8 training needs Transformer Engine flags this export does not write");
   if (p.vpp > 1 && (p.first_stage_layers > 0 || p.last_stage_layers > 0 || m.layers % (p.pp * p.vpp) != 0))
     refuse("Megatron-LM's virtual pipeline stages hold equal layers (" + std::to_string(m.layers) +
            " layers over pp " + std::to_string(p.pp) + " x vpp " + std::to_string(p.vpp) + ")");
+  // What the plan's stack cannot run, as the planner refuses it (its capability table).
+  validate_plan(m, f.cluster, f.job, p, f.gpus, "export");
   std::vector<std::string> a;
   add(a, "--tensor-model-parallel-size", p.tp);
   add(a, "--pipeline-model-parallel-size", p.pp);
@@ -55,7 +56,14 @@ std::vector<std::string> megatron_args(const PlanFile& f) {
       add(a, "--recompute-num-layers", 1);
     }
   }
-  if (p.zero == 1) a.push_back("--use-distributed-optimizer");
+  if (p.zero >= 1) a.push_back("--use-distributed-optimizer");
+  if (p.zero >= 2) {
+    // Megatron FSDP (megatron/training/arguments.py): optim_grads shards gradients too (ZeRO-2),
+    // optim_grads_params parameters as well (ZeRO-3); it checkpoints only as fsdp_dtensor.
+    a.insert(a.end(), {"--use-megatron-fsdp", "--data-parallel-sharding-strategy",
+                       p.zero == 2 ? "optim_grads" : "optim_grads_params", "--ckpt-format",
+                       "fsdp_dtensor"});
+  }
   add(a, "--num-layers", m.layers);
   add(a, "--hidden-size", m.hidden);
   add(a, "--num-attention-heads", m.heads);
@@ -78,7 +86,12 @@ std::vector<std::string> megatron_args(const PlanFile& f) {
     d << m.dropout;
     a.insert(a.end(), {"--hidden-dropout", d.str(), "--attention-dropout", d.str()});
   }
-  if (f.job.dtype == Dtype::bf16) a.push_back("--bf16");
+  // fp8 through Transformer Engine: bf16 outside the fp8 GEMMs, E4M3 forward and E5M2 gradients
+  // (hybrid), the stack's scaling (delayed amax history, or the current tensor's: tensorwise).
+  if (f.job.dtype == Dtype::bf16 || f.job.dtype == Dtype::fp8) a.push_back("--bf16");
+  if (f.job.dtype == Dtype::fp8)
+    a.insert(a.end(), {"--fp8-format", "hybrid", "--fp8-recipe",
+                       f.job.fp8.scaling == Fp8Scaling::current ? "tensorwise" : "delayed"});
   if (f.job.dtype == Dtype::fp16) a.push_back("--fp16");
   if (f.job.tokens > 0) {
     const double per_iter = static_cast<double>(f.job.global_batch * m.seq_len);
@@ -125,6 +138,8 @@ PlanFile parse_megatron_args(const std::vector<std::string>& args, const PlanFil
   double attention_dropout = kMegatronDropout;
   std::string recompute_method;
   int64_t recompute_num_layers = 0;
+  bool megatron_fsdp = false;
+  std::string sharding = "optim_grads_params", ckpt_format, fp8_format, fp8_recipe = "delayed";
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&]() -> std::string {
@@ -167,7 +182,12 @@ PlanFile parse_megatron_args(const std::vector<std::string>& args, const PlanFil
                                                                      : throw InputError("megatron args", a, "must be full or selective");
     } else if (a == "--recompute-method") recompute_method = value();
     else if (a == "--recompute-num-layers") recompute_num_layers = integer();
-    else if (a == "--use-distributed-optimizer") p.zero = 1;
+    else if (a == "--use-distributed-optimizer") p.zero = std::max<int64_t>(p.zero, 1);
+    else if (a == "--use-megatron-fsdp") megatron_fsdp = true;
+    else if (a == "--data-parallel-sharding-strategy") sharding = value();
+    else if (a == "--ckpt-format") ckpt_format = value();
+    else if (a == "--fp8-format") fp8_format = value();
+    else if (a == "--fp8-recipe") fp8_recipe = value();
     else if (a == "--num-layers") m.layers = integer();
     else if (a == "--hidden-size") m.hidden = integer();
     else if (a == "--num-attention-heads") m.heads = integer();
@@ -194,6 +214,26 @@ PlanFile parse_megatron_args(const std::vector<std::string>& args, const PlanFil
     }
   }
   if (!gqa) m.kv_heads = m.heads;
+  if (megatron_fsdp) {
+    if (sharding == "optim_grads_params") p.zero = 3;
+    else if (sharding == "optim_grads") p.zero = 2;
+    else if (sharding == "optim") p.zero = 1;
+    else if (sharding == "no_shard") p.zero = 0;
+    else throw InputError("megatron args", "--data-parallel-sharding-strategy",
+                          "must be no_shard, optim, optim_grads or optim_grads_params (got \"" + sharding + "\")");
+    if (ckpt_format != "fsdp_dtensor")
+      throw InputError("megatron args", "--ckpt-format",
+                       "must be fsdp_dtensor with --use-megatron-fsdp (Megatron-LM's validate_args)");
+  }
+  if (!fp8_format.empty()) {
+    if (fp8_format != "hybrid" && fp8_format != "e4m3")
+      throw InputError("megatron args", "--fp8-format", "must be hybrid or e4m3 (got \"" + fp8_format + "\")");
+    if (fp8_recipe != "delayed" && fp8_recipe != "tensorwise")
+      throw InputError("megatron args", "--fp8-recipe",
+                       "must be delayed or tensorwise, the recipes Parallax models (got \"" + fp8_recipe + "\")");
+    f.job.dtype = Dtype::fp8;
+    f.job.fp8.scaling = fp8_recipe == "tensorwise" ? Fp8Scaling::current : Fp8Scaling::delayed;
+  }
   if (attention_dropout != m.dropout)
     throw InputError("megatron args", "--attention-dropout",
                      "must equal --hidden-dropout: the model has one dropout probability");

@@ -156,3 +156,45 @@ TEST_CASE("SLURM scripts and the mpirun script pass bash -n") {
   CHECK(m.find("node280 slots=8") != std::string::npos);  // 2240 GPUs / 8 per node
   CHECK(m.find("node281") == std::string::npos);
 }
+
+TEST_CASE("ZeRO-2/3 export as Megatron FSDP and fp8 as Transformer Engine's flags, and parse back") {
+  // megatron/training/arguments.py: --use-megatron-fsdp with --data-parallel-sharding-strategy
+  // optim_grads_params (ZeRO-3) or optim_grads (ZeRO-2) needs --ckpt-format fsdp_dtensor.
+  for (int64_t zero : {2, 3}) {
+    PlanFile f = plan_file("gpt3-175b", 64, 1024, test::PlanBuilder(8, 1).batches(4, 1).zero(zero));
+    f.cluster = load_cluster("dgx-h100-superpod");  // fp8 math
+    f.job.dtype = Dtype::fp8;
+    f.job.fp8.scaling = zero == 2 ? Fp8Scaling::current : Fp8Scaling::delayed;
+    const std::vector<std::string> a = megatron_args(f);
+    auto after = [&](const std::string& flag) {
+      const auto it = std::find(a.begin(), a.end(), flag);
+      return it == a.end() || it + 1 == a.end() ? std::string("absent") : *(it + 1);
+    };
+    CHECK(std::find(a.begin(), a.end(), "--use-megatron-fsdp") != a.end());
+    CHECK(after("--data-parallel-sharding-strategy") == (zero == 2 ? "optim_grads" : "optim_grads_params"));
+    CHECK(after("--ckpt-format") == "fsdp_dtensor");
+    CHECK(after("--fp8-format") == "hybrid");
+    CHECK(after("--fp8-recipe") == (zero == 2 ? "tensorwise" : "delayed"));
+    CHECK(std::find(a.begin(), a.end(), "--bf16") != a.end());  // Megatron's fp8 runs under bf16
+    const PlanFile back = parse_megatron_args(a, f);
+    CHECK(back.plan == f.plan);
+    CHECK(back.job.dtype == Dtype::fp8);
+    CHECK(back.job.fp8.scaling == f.job.fp8.scaling);
+    CHECK(megatron_args(back) == a);
+  }
+  // Megatron FSDP checkpoints only as fsdp_dtensor: a command line without it is refused.
+  PlanFile f = plan_file("gpt3-175b", 64, 1024, test::PlanBuilder(8, 1).batches(4, 1).zero(3));
+  std::vector<std::string> a = megatron_args(f);
+  a.erase(std::find(a.begin(), a.end(), "--ckpt-format"), std::find(a.begin(), a.end(), "--ckpt-format") + 2);
+  CHECK_THROWS_WITH(parse_megatron_args(a, f), Catch::Contains("--ckpt-format"));
+}
+
+TEST_CASE("a plan its stack cannot run is refused by the exporter as by the planner") {
+  PlanFile f = plan_file("gpt3-175b", 64, 1024, test::PlanBuilder(8, 1).batches(4, 1).zero(3));
+  f.job.framework = "megatron-lm";
+  f.job.capabilities = load_stack("megatron-lm").capabilities;  // ZeRO 0 or 1
+  CHECK_THROWS_WITH(megatron_args(f), Catch::Contains("stack \"megatron-lm\" runs ZeRO stage 0 or 1 (got 3)"));
+  f.job.framework = "megatron-core";
+  f.job.capabilities = load_stack("megatron-core").capabilities;
+  CHECK_NOTHROW(megatron_args(f));
+}

@@ -10,7 +10,8 @@
 namespace parallax {
 
 // Throws InputError("export", "--format", reason) for what Megatron-LM cannot run
-// (ZeRO-2/3, GPipe, ALiBi positions).
+// (GPipe, ALiBi positions, unequal virtual stages) and what the plan's stack cannot run
+// (validate_plan, its capability table). ZeRO-2/3 run as Megatron FSDP.
 std::vector<std::string> megatron_args(const PlanFile& f);
 
 // One argument per line with shell continuations, ready to paste after pretrain_gpt.py.

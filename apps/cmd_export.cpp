@@ -17,11 +17,12 @@ struct ExportArgs {
   std::string format;
   std::string out;
   std::string launcher = "megatron";  // slurm: which program the script starts
+  LaunchOptions launch;
 };
 
 void run_export(const ExportArgs& a) {
   const PlanFile f = read_plan_file(read_json_file(a.plan), a.plan);
-  LaunchOptions lo;
+  LaunchOptions lo = a.launch;
   lo.plan_path = a.plan;
   const std::string text = export_text(f, a.format, lo, a.launcher);
   if (a.out.empty()) {
@@ -44,6 +45,16 @@ void add_export_command(CLI::App& app) {
       ->check(CLI::IsMember({"megatron", "parallax"}))
       ->capture_default_str();
   sub->add_option("--out", args->out, "write to this file (atomically) instead of stdout");
+  sub->add_option("--megatron-dir", args->launch.megatron_dir, "slurm: where Megatron-LM is checked out")
+      ->capture_default_str();
+  sub->add_option("--data", args->launch.data_path,
+                  "megatron/slurm: Megatron data prefix (default: --mock-data, random tokens)");
+  sub->add_option("--tokenizer", args->launch.tokenizer_model,
+                  "megatron/slurm: Hugging Face tokenizer the data was made with (needed with --data)");
+  sub->add_option("--partition", args->launch.partition, "slurm: #SBATCH --partition");
+  sub->add_option("--account", args->launch.account, "slurm: #SBATCH --account");
+  sub->add_option("--time", args->launch.time_limit, "slurm: #SBATCH --time (e.g. 2-00:00:00)");
+  sub->add_option("--container-image", args->launch.container_image, "slurm: srun --container-image (pyxis)");
   sub->callback([args] { run_export(*args); });
 }
 

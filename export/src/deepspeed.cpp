@@ -22,6 +22,10 @@ nlohmann::json deepspeed_config(const PlanFile& f) {
   j["zero_optimization"] = {{"stage", p.zero}};
   j["bf16"] = {{"enabled", f.job.dtype == Dtype::bf16}};
   j["fp16"] = {{"enabled", f.job.dtype == Dtype::fp16}};
+  // With bf16 DeepSpeed accumulates gradients in bf16 unless told (data_types.grad_accum_dtype);
+  // the plan's memory counted fp32 gradients (18 bytes per parameter), so say fp32.
+  if (f.job.dtype == Dtype::bf16 && f.job.bytes_per_param != ParamBytesConvention::b16)
+    j["data_types"] = {{"grad_accum_dtype", "fp32"}};
   j["gradient_clipping"] = 1.0;
   j["steps_per_print"] = 10;
   if (p.recompute != Recompute::none) {

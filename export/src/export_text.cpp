@@ -8,7 +8,7 @@ namespace parallax {
 
 std::string export_text(const PlanFile& f, const std::string& format, const LaunchOptions& o,
                         const std::string& slurm_launcher) {
-  if (format == "megatron") return megatron_args_text(f);
+  if (format == "megatron") return megatron_args_text(f, {o.data_path, o.tokenizer_model});
   if (format == "deepspeed") return deepspeed_config(f).dump(2) + "\n";
   if (format == "slurm") {
     return slurm_launcher == "parallax" ? slurm_parallax_script(f, o) : slurm_megatron_script(f, o);

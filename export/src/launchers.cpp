@@ -1,6 +1,7 @@
 #include "parallax/export/launchers.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "parallax/export/megatron.hpp"
 
@@ -18,13 +19,40 @@ int64_t gpus_per_node_used(const PlanFile& f) {
 }
 
 std::string sbatch_header(const PlanFile& f, const LaunchOptions& o, int64_t tasks_per_node) {
-  return "#!/usr/bin/env bash\n"
-         "#SBATCH --job-name=" + o.job_name + "\n"
-         "#SBATCH --nodes=" + std::to_string(plan_nodes(f)) + "\n"
-         "#SBATCH --ntasks-per-node=" + std::to_string(tasks_per_node) + "\n"
-         "#SBATCH --gpus-per-node=" + std::to_string(gpus_per_node_used(f)) + "\n"
-         "#SBATCH --exclusive\n"
-         "set -euo pipefail\n";
+  std::string h = "#!/usr/bin/env bash\n"
+                  "#SBATCH --job-name=" + o.job_name + "\n"
+                  "#SBATCH --nodes=" + std::to_string(plan_nodes(f)) + "\n"
+                  "#SBATCH --ntasks-per-node=" + std::to_string(tasks_per_node) + "\n"
+                  "#SBATCH --gpus-per-node=" + std::to_string(gpus_per_node_used(f)) + "\n"
+                  "#SBATCH --exclusive\n";
+  if (!o.partition.empty()) h += "#SBATCH --partition=" + o.partition + "\n";
+  if (!o.account.empty()) h += "#SBATCH --account=" + o.account + "\n";
+  if (!o.time_limit.empty()) h += "#SBATCH --time=" + o.time_limit + "\n";
+  return h + "set -euo pipefail\n";
+}
+
+// srun's step options: every CPU of the node to the task (a step task gets one CPU otherwise,
+// and torchrun's workers would share it), the whole job ended when one task fails, and the
+// container (pyxis) when one is named.
+std::string srun_options(const LaunchOptions& o) {
+  std::string s = "--ntasks-per-node=1 --cpus-per-task=\"$SLURM_CPUS_ON_NODE\" --kill-on-bad-exit=1";
+  if (!o.container_image.empty()) s += " --container-image=" + o.container_image;
+  return s;
+}
+
+// Megatron-LM's validate_args (megatron/training/arguments.py) asserts
+// CUDA_DEVICE_MAX_CONNECTIONS=1 when tp or cp > 1 before Blackwell (compute capability < 10),
+// and that it is not 1 under Megatron FSDP (then it only warns about tp).
+std::string megatron_environment(const PlanFile& f) {
+  const bool fsdp = f.plan.zero >= 2;
+  const std::string& arch = f.cluster.gpu.arch;  // "sm90": compute capability 9.0
+  const bool before_blackwell = arch.rfind("sm", 0) == 0 && arch.size() > 2 &&
+                                std::atoi(arch.c_str() + 2) < 100;
+  if (fsdp) return "# Megatron FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or above 1.\nunset CUDA_DEVICE_MAX_CONNECTIONS\n";
+  if (f.plan.tp > 1 && before_blackwell)
+    return "# Megatron-LM requires one hardware queue with tensor parallelism before Blackwell.\n"
+           "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+  return "";
 }
 
 }  // namespace
@@ -34,7 +62,7 @@ int64_t plan_nodes(const PlanFile& f) {
 }
 
 std::string slurm_megatron_script(const PlanFile& f, const LaunchOptions& o) {
-  std::string args = megatron_args_text(f);
+  std::string args = megatron_args_text(f, {o.data_path, o.tokenizer_model});
   // Indent the continuation lines under the torchrun command.
   std::string indented;
   for (char c : args) {
@@ -45,13 +73,20 @@ std::string slurm_megatron_script(const PlanFile& f, const LaunchOptions& o) {
   return sbatch_header(f, o, 1) +
          "# " + f.model.name + ": " + std::to_string(f.gpus) + " GPUs, tp " + std::to_string(f.plan.tp) +
          " x pp " + std::to_string(f.plan.pp) + " x dp " + std::to_string(f.plan.dp) + "\n"
+         "# Parallax planned the parallel layout and batch; the data, tokenizer, learning-rate\n"
+         "# schedule and iteration count below are placeholders: " +
+         (o.data_path.empty() ? "no --data was given, so Megatron's mock dataset (random tokens) is used;\n# "
+                              : "data " + o.data_path + ";\n# ") +
+         (f.job.tokens > 0 ? "--train-iters from the plan's tokens." : "no --tokens: 100 iterations, a measurement run.") +
+         " Check them before training.\n"
+         "MEGATRON_DIR=" + o.megatron_dir + "\n" + megatron_environment(f) +
          "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
          "MASTER_PORT=29500\n"
          "# One task per node; torchrun starts one process per GPU of its node.\n"
-         "srun --ntasks-per-node=1 torchrun \\\n"
+         "srun " + srun_options(o) + " torchrun \\\n"
          "    --nnodes \"$SLURM_NNODES\" --nproc-per-node " + std::to_string(gpus_per_node_used(f)) + " \\\n"
          "    --rdzv-id \"$SLURM_JOB_ID\" --rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:$MASTER_PORT\" \\\n"
-         "    pretrain_gpt.py \\\n    " + indented + "\n";
+         "    \"$MEGATRON_DIR/pretrain_gpt.py\" \\\n    " + indented + "\n";
 }
 
 std::string slurm_parallax_script(const PlanFile& f, const LaunchOptions& o) {

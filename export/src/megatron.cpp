@@ -23,7 +23,7 @@ void add(std::vector<std::string>& a, const std::string& flag, int64_t v) {
 
 }  // namespace
 
-std::vector<std::string> megatron_args(const PlanFile& f) {
+std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& data) {
   const ModelSpec& m = f.model;
   const PlanSpec& p = f.plan;
   if (p.schedule == Schedule::gpipe) refuse("Megatron-LM runs 1F1B, not GPipe");
@@ -93,15 +93,29 @@ std::vector<std::string> megatron_args(const PlanFile& f) {
     a.insert(a.end(), {"--fp8-format", "hybrid", "--fp8-recipe",
                        f.job.fp8.scaling == Fp8Scaling::current ? "tensorwise" : "delayed"});
   if (f.job.dtype == Dtype::fp16) a.push_back("--fp16");
-  if (f.job.tokens > 0) {
-    const double per_iter = static_cast<double>(f.job.global_batch * m.seq_len);
-    add(a, "--train-iters", static_cast<int64_t>((f.job.tokens + per_iter - 1) / per_iter));
+  // Data and tokenizer: Megatron-LM asserts a single data source (--mock-data or --data-path).
+  if (data.data_path.empty()) {
+    a.insert(a.end(), {"--mock-data", "--tokenizer-type", "NullTokenizer"});
+  } else {
+    if (data.tokenizer_model.empty())
+      throw InputError("export", "--tokenizer", "is needed with --data: the tokenizer the data was made with");
+    a.insert(a.end(), {"--data-path", data.data_path, "--split", "949,50,1", "--tokenizer-type",
+                       "HuggingFaceTokenizer", "--tokenizer-model", data.tokenizer_model});
   }
+  // Placeholders, not planned: a cosine schedule from 3e-4 (Megatron-LM has no default --lr).
+  a.insert(a.end(), {"--lr", "3.0e-4", "--min-lr", "3.0e-5", "--lr-decay-style", "cosine",
+                     "--lr-warmup-fraction", "0.01"});
+  // Megatron-LM needs --train-iters (or --train-samples): the plan's tokens, else a short
+  // measurement run.
+  constexpr int64_t kMeasurementIters = 100;
+  const double per_iter = static_cast<double>(f.job.global_batch * m.seq_len);
+  add(a, "--train-iters",
+      f.job.tokens > 0 ? static_cast<int64_t>((f.job.tokens + per_iter - 1) / per_iter) : kMeasurementIters);
   return a;
 }
 
-std::string megatron_args_text(const PlanFile& f) {
-  const std::vector<std::string> a = megatron_args(f);
+std::string megatron_args_text(const PlanFile& f, const MegatronData& data) {
+  const std::vector<std::string> a = megatron_args(f, data);
   std::string out;
   for (size_t i = 0; i < a.size(); ++i) {
     const bool flag = a[i].rfind("--", 0) == 0;
@@ -187,6 +201,11 @@ PlanFile parse_megatron_args(const std::vector<std::string>& args, const PlanFil
     else if (a == "--data-parallel-sharding-strategy") sharding = value();
     else if (a == "--ckpt-format") ckpt_format = value();
     else if (a == "--fp8-format") fp8_format = value();
+    else if (a == "--mock-data") continue;  // data, tokenizer, schedule: not part of the plan
+    else if (a == "--data-path" || a == "--split" || a == "--tokenizer-type" ||
+             a == "--tokenizer-model" || a == "--lr" || a == "--min-lr" ||
+             a == "--lr-decay-style" || a == "--lr-warmup-fraction")
+      value();
     else if (a == "--fp8-recipe") fp8_recipe = value();
     else if (a == "--num-layers") m.layers = integer();
     else if (a == "--hidden-size") m.hidden = integer();

@@ -198,3 +198,44 @@ TEST_CASE("a plan its stack cannot run is refused by the exporter as by the plan
   f.job.capabilities = load_stack("megatron-core").capabilities;
   CHECK_NOTHROW(megatron_args(f));
 }
+
+TEST_CASE("the Megatron-LM SLURM launch has what Megatron-LM and SLURM require") {
+  const std::vector<PlanFile> plans = three_plans();
+  LaunchOptions o;
+  o.megatron_dir = "/shared/Megatron-LM";
+  o.partition = "batch";
+  o.account = "llm";
+  o.time_limit = "04:00:00";
+  o.container_image = "nvcr.io#nvidia/pytorch:25.01-py3";
+  const std::string s = slurm_megatron_script(plans[0], o);  // tp 8 on A100
+  CHECK(bash_n(s));
+  // validate_args: tp > 1 before Blackwell needs CUDA_DEVICE_MAX_CONNECTIONS=1.
+  CHECK(s.find("export CUDA_DEVICE_MAX_CONNECTIONS=1") != std::string::npos);
+  CHECK(s.find("\"$MEGATRON_DIR/pretrain_gpt.py\"") != std::string::npos);
+  CHECK(s.find("MEGATRON_DIR=/shared/Megatron-LM") != std::string::npos);
+  for (const char* want : {"#SBATCH --partition=batch", "#SBATCH --account=llm", "#SBATCH --time=04:00:00",
+                           "--cpus-per-task=\"$SLURM_CPUS_ON_NODE\"", "--kill-on-bad-exit=1",
+                           "--container-image=nvcr.io#nvidia/pytorch:25.01-py3", "--mock-data",
+                           "--tokenizer-type NullTokenizer", "--lr 3.0e-4", "--train-iters 100"})
+    CHECK(s.find(want) != std::string::npos);
+  // The plan with tokens trains for ceil(tokens / (batch x seq)) iterations: 2e12 / (1024 x 4096).
+  CHECK(slurm_megatron_script(plans[2], LaunchOptions{}).find("--train-iters 476838") != std::string::npos);
+  // Megatron FSDP asserts the variable is not 1.
+  PlanFile fsdp = plan_file("gpt3-175b", 64, 1024, test::PlanBuilder(8, 1).batches(4, 1).zero(3));
+  const std::string f = slurm_megatron_script(fsdp, LaunchOptions{});
+  CHECK(f.find("unset CUDA_DEVICE_MAX_CONNECTIONS") != std::string::npos);
+  CHECK(f.find("export CUDA_DEVICE_MAX_CONNECTIONS=1") == std::string::npos);
+  // Real data needs its tokenizer.
+  LaunchOptions d;
+  d.data_path = "/data/pile_text_document";
+  CHECK_THROWS_WITH(slurm_megatron_script(plans[0], d), Catch::Contains("--tokenizer"));
+  d.tokenizer_model = "/models/gpt2";
+  const std::string r = slurm_megatron_script(plans[0], d);
+  CHECK(r.find("--data-path /data/pile_text_document") != std::string::npos);
+  CHECK(r.find("--mock-data") == std::string::npos);
+}
+
+TEST_CASE("DeepSpeed with bf16 accumulates gradients in fp32, as the plan's 18 bytes per parameter assume") {
+  const PlanFile f = plan_file("gpt3-175b", 64, 1024, test::PlanBuilder(2, 1).batches(4, 1).zero(1));
+  CHECK(deepspeed_config(f)["data_types"]["grad_accum_dtype"] == "fp32");
+}

@@ -11,6 +11,13 @@ struct LaunchOptions {
   std::string plan_path = "plan.json";  // the plan file the launched job reads
   std::string job_name = "parallax";
   std::string host_prefix = "node";     // hostfile names: node001, node002, ...
+  // Megatron-LM launches: where Megatron-LM is checked out (pretrain_gpt.py is run from there),
+  // the data prefix (empty: Megatron's mock dataset) and the tokenizer model it was made with.
+  std::string megatron_dir = "/opt/megatron-lm";
+  std::string data_path;
+  std::string tokenizer_model;
+  // SLURM: empty = the cluster's default.
+  std::string partition, account, time_limit, container_image;
 };
 
 // Nodes the plan needs on its cluster (GPUs / GPUs per node, rounded up).

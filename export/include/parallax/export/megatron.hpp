@@ -12,10 +12,18 @@ namespace parallax {
 // Throws InputError("export", "--format", reason) for what Megatron-LM cannot run
 // (GPipe, ALiBi positions, unequal virtual stages) and what the plan's stack cannot run
 // (validate_plan, its capability table). ZeRO-2/3 run as Megatron FSDP.
-std::vector<std::string> megatron_args(const PlanFile& f);
+// What the run trains on, which the plan does not say: a data prefix (empty: Megatron's mock
+// dataset, random tokens, with its NullTokenizer) and the Hugging Face tokenizer it was made with
+// (needed with data).
+struct MegatronData {
+  std::string data_path;
+  std::string tokenizer_model;
+};
+
+std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& data = {});
 
 // One argument per line with shell continuations, ready to paste after pretrain_gpt.py.
-std::string megatron_args_text(const PlanFile& f);
+std::string megatron_args_text(const PlanFile& f, const MegatronData& data = {});
 
 // Parses arguments (as megatron_args emits them; backslashes and newlines are ignored) back into
 // the model shape, job batch/dtype and parallel settings. Cluster and GPU count are not in the

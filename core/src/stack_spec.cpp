@@ -1,5 +1,7 @@
 #include "parallax/core/stack_spec.hpp"
 
+#include <algorithm>
+
 namespace parallax {
 
 void apply_stack(const StackSpec& stack, JobSpec& j) {
@@ -16,6 +18,45 @@ void apply_stack(const StackSpec& stack, JobSpec& j) {
 int64_t zero_stage_run(const JobSpec& j, const PlanSpec& p) {
   if (p.zero >= 2 && p.pp > 1 && j.pipeline.sharded_stages) return 1;
   return p.zero;
+}
+
+namespace {
+
+template <class T>
+bool listed(const std::vector<T>& list, const T& x) {
+  return std::find(list.begin(), list.end(), x) != list.end();
+}
+
+}  // namespace
+
+std::optional<StackRefusal> stack_refusal(const ModelSpec& m, const JobSpec& j, const PlanSpec& p) {
+  const StackCapabilities& c = j.capabilities;
+  const std::string stack = "stack \"" + j.framework + "\" ";
+  auto n = [](int64_t x) { return std::to_string(x); };
+  if (!listed(c.zero_stages, p.zero)) {
+    std::string stages;
+    for (size_t i = 0; i < c.zero_stages.size(); ++i)
+      stages += (i == 0 ? "" : i + 1 == c.zero_stages.size() ? " or " : ", ") + n(c.zero_stages[i]);
+    return StackRefusal{"$.plan.zero", stack + "runs ZeRO stage " + stages + " (got " + n(p.zero) + ")"};
+  }
+  if (!listed(c.schedules, p.schedule))
+    return StackRefusal{"$.plan.schedule", stack + "has no " + to_string(p.schedule) + " schedule"};
+  if (p.tp > 1 && !c.tensor_parallel)
+    return StackRefusal{"$.plan.tp", stack + "has no tensor parallelism (got tp " + n(p.tp) + ")"};
+  if (p.sequence_parallel && !c.sequence_parallel)
+    return StackRefusal{"$.plan.sequence_parallel", stack + "has no sequence parallelism"};
+  if (p.pp > 1 && !c.pipeline_parallel)
+    return StackRefusal{"$.plan.pp", stack + "has no pipeline parallelism (got pp " + n(p.pp) + ")"};
+  if (m.kv_heads != m.heads && !c.grouped_query_attention)
+    return StackRefusal{"$.model.kv_heads", stack + "runs multi-head attention only (kv_heads " +
+                                                n(m.kv_heads) + ", heads " + n(m.heads) + ")"};
+  if ((p.first_stage_layers > 0 || p.last_stage_layers > 0) && !c.uneven_stages)
+    return StackRefusal{p.first_stage_layers > 0 ? "$.plan.first_stage_layers" : "$.plan.last_stage_layers",
+                        stack + "splits the pipeline evenly only"};
+  if (!listed(c.positions, m.position))
+    return StackRefusal{"$.model.position", stack + "has no " + to_string(m.position) + " position embedding"};
+  if (j.dtype == Dtype::fp8 && !c.fp8) return StackRefusal{"$.job.dtype", stack + "does not train in fp8"};
+  return std::nullopt;
 }
 
 }  // namespace parallax

@@ -7,6 +7,7 @@
 
 #include "parallax/core/error.hpp"
 #include "parallax/core/spec_json.hpp"
+#include "parallax/core/stack_spec.hpp"
 
 namespace parallax {
 
@@ -219,34 +220,7 @@ class PlanChecker {
 
   // What the job's stack can run at all (its capability table, presets/stacks/).
   void check_stack() const {
-    const StackCapabilities& c = j_.capabilities;
-    const std::string stack = "stack \"" + j_.framework + "\" ";
-    auto listed = [](const auto& list, const auto& x) {
-      return std::find(list.begin(), list.end(), x) != list.end();
-    };
-    if (!listed(c.zero_stages, p_.zero)) {
-      std::string stages;
-      for (size_t i = 0; i < c.zero_stages.size(); ++i)
-        stages += (i == 0 ? "" : i + 1 == c.zero_stages.size() ? " or " : ", ") + n(c.zero_stages[i]);
-      fail("$.plan.zero", stack + "runs ZeRO stage " + stages + " (got " + n(p_.zero) + ")");
-    }
-    if (!listed(c.schedules, p_.schedule))
-      fail("$.plan.schedule", stack + "has no " + to_string(p_.schedule) + " schedule");
-    if (p_.tp > 1 && !c.tensor_parallel)
-      fail("$.plan.tp", stack + "has no tensor parallelism (got tp " + n(p_.tp) + ")");
-    if (p_.sequence_parallel && !c.sequence_parallel)
-      fail("$.plan.sequence_parallel", stack + "has no sequence parallelism");
-    if (p_.pp > 1 && !c.pipeline_parallel)
-      fail("$.plan.pp", stack + "has no pipeline parallelism (got pp " + n(p_.pp) + ")");
-    if (m_.kv_heads != m_.heads && !c.grouped_query_attention)
-      fail("$.model.kv_heads", stack + "runs multi-head attention only (kv_heads " + n(m_.kv_heads) +
-                                   ", heads " + n(m_.heads) + ")");
-    if ((p_.first_stage_layers > 0 || p_.last_stage_layers > 0) && !c.uneven_stages)
-      fail(p_.first_stage_layers > 0 ? "$.plan.first_stage_layers" : "$.plan.last_stage_layers",
-           stack + "splits the pipeline evenly only");
-    if (!listed(c.positions, m_.position))
-      fail("$.model.position", stack + "has no " + to_string(m_.position) + " position embedding");
-    if (j_.dtype == Dtype::fp8 && !c.fp8) fail("$.job.dtype", stack + "does not train in fp8");
+    if (const auto r = stack_refusal(m_, j_, p_)) fail(r->path, r->rule);
   }
 
   void check_dtype() const {

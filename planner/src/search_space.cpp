@@ -1,6 +1,7 @@
 #include "parallax/planner/search_space.hpp"
 
 #include "parallax/core/divisors.hpp"
+#include "parallax/core/stack_spec.hpp"
 
 namespace parallax {
 namespace {
@@ -17,6 +18,7 @@ enum RuleId {
   kInterleavedM,
   kGpipe,
   kZeroPp,
+  kStack,
   kRuleCount
 };
 
@@ -78,6 +80,9 @@ const std::vector<Rule>& plan_rules() {
       {"zero23-needs-pp1", RejectReason::trainer_rule,
        "ZeRO-2/3 do not run with pipeline parallelism (Megatron-LM, DeepSpeed); TorchTitan's "
        "FSDP with pp moves and holds what ZeRO-1 does, which the search covers"},
+      {"stack-runs-it", RejectReason::trainer_rule,
+       "the stack's capability table (presets/stacks/, \"capabilities\") admits the ZeRO stage, "
+       "schedule, parallel dimensions and model (--allow-all admits what it does not)"},
   };
   return rules;
 }
@@ -99,6 +104,7 @@ const Rule* first_broken_rule(const ModelSpec& m, const ClusterSpec& c, const Jo
   }
   if (!o.allow_all && p.schedule == Schedule::gpipe) return &r[kGpipe];
   if (!o.allow_all && p.zero >= 2 && p.pp > 1) return &r[kZeroPp];
+  if (!o.allow_all && stack_refusal(m, j, p)) return &r[kStack];
   return nullptr;
 }
 

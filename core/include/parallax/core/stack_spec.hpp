@@ -2,6 +2,7 @@
 // A software stack as data (presets/stacks/NAME.json): how it computes attention and what it
 // overlaps with compute.
 #include <map>
+#include <optional>
 #include <string>
 
 #include "parallax/core/job_spec.hpp"
@@ -38,5 +39,13 @@ void apply_stack(const StackSpec& stack, JobSpec& j);
 // moves and holds what ZeRO-1 does (gradients reduce-scattered once, parameters gathered once,
 // 16-bit parameters and fp32 gradients unsharded, optimizer state sharded).
 int64_t zero_stage_run(const JobSpec& j, const PlanSpec& p);
+
+// Why the job's stack cannot run the plan (its capability table, JobSpec.capabilities): the JSON
+// path of the field and the rule, or nullopt. validate_plan and the planner's rules share it.
+struct StackRefusal {
+  std::string path;
+  std::string rule;
+};
+std::optional<StackRefusal> stack_refusal(const ModelSpec& m, const JobSpec& j, const PlanSpec& p);
 
 }  // namespace parallax

@@ -1,0 +1,52 @@
+// No plan the planner ranks is refused by its stack's own export: for every stack preset with a
+// launch (Megatron-LM arguments, a DeepSpeed config), the top 10 of a search over model presets
+// of each kind (GPT with learned positions, Llama with GQA and RoPE, BLOOM with ALiBi) export.
+#include <catch2/catch.hpp>
+
+#include "parallax/core/presets.hpp"
+#include "parallax/core/stack_spec.hpp"
+#include "parallax/costmodel/profile.hpp"
+#include "parallax/export/deepspeed.hpp"
+#include "parallax/export/megatron.hpp"
+#include "parallax/planner/planner.hpp"
+
+using namespace parallax;
+
+TEST_CASE("the top 10 plans of every exporting stack export without refusal") {
+  const ClusterSpec cluster = load_cluster("dgx-h100-superpod");
+  const EfficiencyProfile profile = load_profile(cluster.profile);
+  int64_t exported = 0;
+  for (const std::string& name : preset_names("stacks")) {
+    const StackSpec stack = load_stack(name);
+    const Exporter e = stack.capabilities.exporter;
+    if (e != Exporter::megatron && e != Exporter::deepspeed) continue;
+    for (const char* model : {"megatron-8.3b", "llama2-7b", "bloom-176b"}) {
+      PlannerInputs in;
+      in.model = load_model(model);
+      in.cluster = cluster;
+      in.gpus = 64;
+      in.job.global_batch = 512;
+      in.job.framework = name;
+      apply_stack(stack, in.job);
+      in.profile = profile;
+      in.top_k = 0;
+      in.threads = 2;
+      const SearchResult r = search_plans(in);
+      for (size_t i = 0; i < r.plans.size() && i < 10; ++i) {
+        PlanFile f;
+        f.model = in.model;
+        f.cluster = in.cluster;
+        f.job = in.job;
+        f.gpus = in.gpus;
+        f.plan = r.plans[i].plan;
+        INFO(name << " " << model << " plan " << i << ": tp " << f.plan.tp << " pp " << f.plan.pp
+                  << " zero " << f.plan.zero << " vpp " << f.plan.vpp);
+        if (e == Exporter::megatron) CHECK_NOTHROW(megatron_args(f));
+        if (e == Exporter::deepspeed) CHECK_NOTHROW(deepspeed_config(f));
+        ++exported;
+      }
+    }
+  }
+  // Every exporting stack found plans for the GPT and Llama presets at least.
+  CHECK(exported >= 6 * 2 * 10);
+}

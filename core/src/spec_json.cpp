@@ -87,7 +87,7 @@ constexpr std::array kParamBytes{ParamBytesConvention::b16, ParamBytesConvention
 ModelSpec read_model(JsonObjectReader& r) {
   expect_keys(r, {"name", "source", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
                   "seq_len", "vocab", "activation", "position", "tied_embeddings", "norm",
-                  "dropout"});
+                  "dropout", "linear_bias"});
   ModelSpec m;
   m.name = r.get_string_or("name", "custom");
   m.source = r.get_string_or("source", "");
@@ -104,6 +104,7 @@ ModelSpec read_model(JsonObjectReader& r) {
   m.tied_embeddings = r.get_bool_or("tied_embeddings", true);
   m.norm = enum_from(r.get_enum_or("norm", {"layernorm", "rmsnorm"}, "layernorm"), kNorms);
   m.dropout = r.get_number_or("dropout", 0, Limits::max_dropout, 0.1);
+  m.linear_bias = r.get_bool_or("linear_bias", true);
 
   if (m.hidden % m.heads != 0)
     r.fail("heads", "hidden (" + std::to_string(m.hidden) + ") must be divisible by heads (" +
@@ -402,7 +403,7 @@ PlanSpec read_plan(JsonObjectReader& r) {
 // ---- writers -----------------------------------------------------------------------------------
 
 json to_json(const ModelSpec& m) {
-  return {{"name", m.name},
+  json j = {{"name", m.name},
           {"source", m.source},
           {"layers", m.layers},
           {"hidden", m.hidden},
@@ -416,6 +417,9 @@ json to_json(const ModelSpec& m) {
           {"tied_embeddings", m.tied_embeddings},
           {"norm", to_string(m.norm)},
           {"dropout", m.dropout}};
+  // Written only when off, so the files of models with biases stay as they were.
+  if (!m.linear_bias) j["linear_bias"] = false;
+  return j;
 }
 
 json to_json(const GpuSpec& g) {

@@ -80,6 +80,7 @@ std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& da
                      m.position == Position::rope ? "rope" : "learned_absolute"});
   a.insert(a.end(), {"--normalization", m.norm == Norm::rmsnorm ? "RMSNorm" : "LayerNorm"});
   if (!m.tied_embeddings) a.push_back("--untie-embeddings-and-output-weights");
+  if (!m.linear_bias) a.push_back("--disable-bias-linear");
   // Megatron-LM's dropout defaults to 0.1 on both; a model that says otherwise says so.
   if (m.dropout != kMegatronDropout) {
     std::ostringstream d;
@@ -145,6 +146,7 @@ PlanFile parse_megatron_args(const std::vector<std::string>& args, const PlanFil
   m.norm = Norm::layernorm;
   m.position = Position::learned;
   m.tied_embeddings = true;
+  m.linear_bias = true;
   f.job.dtype = Dtype::fp32;
   std::map<std::string, std::string> kv;
   int64_t layers_per_virtual = 0;
@@ -222,6 +224,7 @@ PlanFile parse_megatron_args(const std::vector<std::string>& args, const PlanFil
     } else if (a == "--normalization") {
       m.norm = value() == "RMSNorm" ? Norm::rmsnorm : Norm::layernorm;
     } else if (a == "--untie-embeddings-and-output-weights") m.tied_embeddings = false;
+    else if (a == "--disable-bias-linear") m.linear_bias = false;
     else if (a == "--hidden-dropout") m.dropout = probability();
     else if (a == "--attention-dropout") attention_dropout = probability();
     else if (a == "--bf16") f.job.dtype = Dtype::bf16;

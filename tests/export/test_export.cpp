@@ -74,6 +74,7 @@ TEST_CASE("Megatron-LM arguments round-trip to the same plan and model") {
     CHECK(back.model.norm == f.model.norm);
     CHECK(back.model.position == f.model.position);
     CHECK(back.model.tied_embeddings == f.model.tied_embeddings);
+    CHECK(back.model.linear_bias == f.model.linear_bias);
     CHECK(back.model.dropout == f.model.dropout);
     CHECK(back.job.global_batch == f.job.global_batch);
     CHECK(back.job.dtype == f.job.dtype);
@@ -238,4 +239,26 @@ TEST_CASE("the Megatron-LM SLURM launch has what Megatron-LM and SLURM require")
 TEST_CASE("DeepSpeed with bf16 accumulates gradients in fp32, as the plan's 18 bytes per parameter assume") {
   const PlanFile f = plan_file("gpt3-175b", 64, 1024, test::PlanBuilder(2, 1).batches(4, 1).zero(1));
   CHECK(deepspeed_config(f)["data_types"]["grad_accum_dtype"] == "fp32");
+}
+
+TEST_CASE("a Megatron-LM command line for the MT-NLG plan round-trips: args, plan, args") {
+  // MT-NLG 530B as Smith et al. 2022 ran it: tp 8 x pp 35 on 2240 A100s, batch 1920, full
+  // recompute; the command line a user would paste, parsed and written back, is identical.
+  const PlanFile mtnlg = three_plans()[0];
+  const std::vector<std::string> args = megatron_args(mtnlg);
+  const PlanFile plan = parse_megatron_args(args, mtnlg);
+  CHECK(plan.plan.tp == 8);
+  CHECK(plan.plan.pp == 35);
+  CHECK(plan.plan.dp == 8);  // 2240 / (8 x 35)
+  CHECK(plan.plan.num_micro_batches == 240);  // 1920 / (1 x 8)
+  CHECK(megatron_args(plan) == args);
+}
+
+TEST_CASE("Llama exports say --disable-bias-linear; GPT exports keep their biases") {
+  const std::vector<PlanFile> plans = three_plans();
+  const auto llama = megatron_args(plans[2]);
+  CHECK(std::find(llama.begin(), llama.end(), "--disable-bias-linear") != llama.end());
+  CHECK(parse_megatron_args(llama, plans[2]).model.linear_bias == false);
+  const auto gpt = megatron_args(plans[1]);
+  CHECK(std::find(gpt.begin(), gpt.end(), "--disable-bias-linear") == gpt.end());
 }

@@ -23,6 +23,9 @@ struct ModelSpec {
   Position position = Position::learned;
   bool tied_embeddings = true;
   Norm norm = Norm::layernorm;
+  // Biases on the linear layers (GPT-2/3, BLOOM); Llama-family models have none (Megatron-LM
+  // --disable-bias-linear).
+  bool linear_bias = true;
   // Dropout probability after attention's softmax, each residual branch and the embedding
   // (Megatron-LM --hidden-dropout / --attention-dropout, 0.1 by default). At 0 no trainer draws
   // a mask: nothing is stored or moved for it (PyTorch's dropout returns its input at p = 0).

@@ -5,7 +5,7 @@
 //     collective sweep over N ranks (one per GPU), fitted against C's GPU; the rest of the
 //     profile comes from C's default profile.
 //   --from measurements.json (repeatable): refit from executed runs.
-//   --from-nccl-tests FILE (repeatable): collective fits from nccl-tests output.
+//   --from-nccl-tests FILE (repeatable) [--collective NAME]: collective fits from nccl-tests output.
 //   --from-megatron-log FILE --plan plan.json: the plan's stack scale from a training log.
 // The profile is written atomically; on any error nothing is written.
 #include <unistd.h>
@@ -42,6 +42,7 @@ struct CalibrateOptions {
   std::string cluster;        // cpu: cpu-local by default; cuda: required
   std::vector<std::string> from;
   std::vector<std::string> from_nccl;
+  std::string collective;  // --collective: for nccl-tests output that does not name its binary
   std::string from_log;
   std::string plan;
   std::string profile;
@@ -116,7 +117,7 @@ EfficiencyProfile refit_profile(const CalibrateOptions& o) {
   EfficiencyProfile out = load_profile(base);
   if (!runs.empty()) out = calib::refit_from_measurements(out, runs);
   for (const std::string& f : o.from_nccl)
-    out = calib::refit_from_nccl_tests(out, calib::parse_nccl_tests(read_text(f), f), f);
+    out = calib::refit_from_nccl_tests(out, calib::parse_nccl_tests(read_text(f), f), f, o.collective);
   if (!o.from_log.empty())
     out = calib::refit_from_megatron_log(out, calib::parse_megatron_log(read_text(o.from_log), o.from_log), plan, o.from_log);
   out.provenance.date = calib::utc_date();
@@ -181,6 +182,10 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--warmup", o->sweep.warmup, "warm-up calls per measurement")->check(CLI::Range(0, 1000));
   cmd->add_option("--from", o->from, "measurements.json of an executed run (repeatable)");
   cmd->add_option("--from-nccl-tests", o->from_nccl, "nccl-tests output (repeatable)");
+  cmd->add_option("--collective", o->collective,
+                  "the collective of nccl-tests output that does not name its *_perf binary "
+                  "(all_reduce, all_gather, reduce_scatter, alltoall, broadcast, reduce, sendrecv; "
+                  "default: read from the table; must agree with output that names it)");
   cmd->add_option("--from-megatron-log", o->from_log, "Megatron-LM / Megatron-DeepSpeed training log");
   cmd->add_option("--plan", o->plan, "the plan file that produced the Megatron-LM log");
   cmd->add_option("--profile", o->profile, "profile to refit (default: the cluster's)");

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "parallax/calibration/fit.hpp"
+#include "parallax/calibration/nccl_tests_collective.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/costmodel/iteration_costs.hpp"
 #include "parallax/costmodel/memory.hpp"
@@ -270,25 +271,27 @@ EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
 }
 
 EfficiencyProfile refit_from_nccl_tests(const EfficiencyProfile& base, const NcclTestsRun& run,
-                                        const std::string& source) {
+                                        const std::string& source,
+                                        const std::string& collective_override) {
+  const NcclTestsIdentity id = identify_nccl_tests(run, collective_override, source);
   Collective c;
-  if (run.collective == "all_reduce") c = Collective::all_reduce;
-  else if (run.collective == "reduce_scatter") c = Collective::reduce_scatter;
-  else if (run.collective == "all_gather") c = Collective::all_gather;
-  else if (run.collective == "send_recv") c = Collective::send_recv;
+  if (id.collective == "all_reduce") c = Collective::all_reduce;
+  else if (id.collective == "reduce_scatter") c = Collective::reduce_scatter;
+  else if (id.collective == "all_gather") c = Collective::all_gather;
+  else if (id.collective == "send_recv") c = Collective::send_recv;
   else
     throw InputError(source, "collective",
                      "the cost model uses all_reduce, reduce_scatter, all_gather and send_recv (got \"" +
-                         run.collective + "\")");
-  if (run.ranks < 2)
+                         id.collective + "\")");
+  if (id.ranks < 2)
     throw InputError(source, "rank lines", "needs the '#  Rank N ...' lines to know the group size");
   std::vector<std::pair<double, double>> pts;
   for (const NcclTestsRow& r : run.rows) {
     const double t = std::isfinite(r.oop_time_us) ? r.oop_time_us : r.ip_time_us;
     if (std::isfinite(t) && t > 0 && r.size_bytes > 0) pts.push_back({r.size_bytes, t * 1e-6});
   }
-  CollectiveFit f = fit_alpha_beta(c, run.ranks, run.nodes > 1, pts, source, run.collective);
-  f.source = "nccl-tests " + run.collective + "_perf " + (run.version.empty() ? "" : run.version + " ") +
+  CollectiveFit f = fit_alpha_beta(c, id.ranks, id.nodes > 1, pts, source, id.collective);
+  f.source = "nccl-tests " + id.collective + "_perf " + (run.version.empty() ? "" : run.version + " ") +
              "(" + source + "), " + std::to_string(pts.size()) + " sizes";
   EfficiencyProfile out = base;
   bool replaced = false;
@@ -297,7 +300,7 @@ EfficiencyProfile refit_from_nccl_tests(const EfficiencyProfile& base, const Ncc
   if (!replaced) out.communication.push_back(f);
   out.provenance.source_runs.push_back(source);
   std::ostringstream note;
-  note << " " << to_string(c) << " on " << run.ranks << " ranks (" << run.nodes
+  note << " " << to_string(c) << " on " << id.ranks << " ranks (" << id.nodes
        << " nodes) from nccl-tests output " << source << ".";
   out.source += note.str();
   return out;

@@ -53,6 +53,9 @@ struct NcclTestsRun {
   std::string version;  // "2.17.6" from "# nccl-tests version 2.17.6 ..." when present
   int64_t ranks = 0;    // number of "#  Rank N ... device D [bus] NAME" lines (0: table only)
   int64_t nodes = 0;    // distinct host names in those lines
+  int64_t gpus_per_process = 0;  // nThread x nGpus from "# nThread 1 nGpus 8 minBytes ..." (0: absent)
+  bool redop_column = false;     // the column header names redop (nccl-tests 2.13+: every test)
+  bool root_column = false;      // ... and root
   std::vector<std::string> devices;  // device name per rank line, e.g. "NVIDIA A100-SXM4-80GB"
   std::vector<std::string> hosts;    // host name per rank line
   std::vector<NcclTestsRow> rows;

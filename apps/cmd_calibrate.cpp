@@ -112,7 +112,11 @@ EfficiencyProfile refit_profile(const CalibrateOptions& o) {
   if (base.empty()) {
     if (!runs.empty()) base = runs.front().plan.cluster.profile;
     else if (!o.from_log.empty()) base = plan.cluster.profile;
-    else throw InputError("command line", "--profile", "--from-nccl-tests needs the profile to update");
+    else if (!o.cluster.empty()) base = load_cluster(o.cluster).profile;
+    else
+      throw InputError("command line", "--cluster",
+                       "--from-nccl-tests without --profile updates the cluster's profile: name the "
+                       "cluster (or the profile with --profile)");
   }
   EfficiencyProfile out = load_profile(base);
   if (!runs.empty()) out = calib::refit_from_measurements(out, runs);
@@ -149,7 +153,7 @@ int calibrate(CalibrateOptions o) {
   const bool refit = !o.from.empty() || !o.from_nccl.empty() || !o.from_log.empty();
   int cuda_devices = 0;
   if (o.sweep.backend == "cuda" && !refit) cuda_devices = check_cuda_calibration(o);
-  if (o.cluster.empty()) o.cluster = "cpu-local";
+  if (o.cluster.empty() && !refit) o.cluster = "cpu-local";  // a refit's cluster comes from its input
   if (o.out.empty()) throw InputError("command line", "--out", "is required (the profile to write)");
   if (!o.from_log.empty() && o.plan.empty())
     throw InputError("command line", "--plan", "--from-megatron-log needs the plan that produced the log");
@@ -174,7 +178,7 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
       "calibrate", "Fit an efficiency profile from microbenchmarks, executed runs, nccl-tests output or Megatron-LM logs");
   cmd->add_option("--backend", o->sweep.backend, "microbenchmark backend")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--np", o->sweep.np, "ranks to benchmark with (default: the cores)")->check(CLI::Range(1, 4096));
-  cmd->add_option("--cluster", o->cluster, "cluster preset or file the profile is relative to (cpu default: cpu-local; required with --backend cuda)");
+  cmd->add_option("--cluster", o->cluster, "cluster preset or file the profile is relative to (cpu default: cpu-local; required with --backend cuda; with --from-nccl-tests, its profile is the one refitted unless --profile names another)");
   cmd->add_option("--model", o->sweep.models, "model presets whose layer shapes to benchmark (repeatable)")->take_all();
   cmd->add_option("--tp", o->sweep.tps, "tensor-parallel degrees (default: 1..np dividing heads)")->check(CLI::Range(int64_t{1}, int64_t{4096}));
   cmd->add_option("--mbs", o->sweep.mbs, "micro-batch sizes (default 1 2 4 8)")->check(CLI::Range(int64_t{1}, int64_t{4096}));
@@ -188,7 +192,7 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
                   "default: read from the table; must agree with output that names it)");
   cmd->add_option("--from-megatron-log", o->from_log, "Megatron-LM / Megatron-DeepSpeed training log");
   cmd->add_option("--plan", o->plan, "the plan file that produced the Megatron-LM log");
-  cmd->add_option("--profile", o->profile, "profile to refit (default: the cluster's)");
+  cmd->add_option("--profile", o->profile, "profile to refit (default: the cluster's: --cluster, or the plan's of --from / --plan)");
   cmd->add_option("--name", o->name, "name of the written profile");
   cmd->add_option("--out", o->out, "profile JSON to write");
   cmd->add_option("--raw-out", o->raw_out, "also keep the raw microbenchmark results (JSON)");

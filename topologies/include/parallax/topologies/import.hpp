@@ -3,10 +3,13 @@
 //  - an NCCL topology dump (NCCL_TOPO_DUMP_FILE=file.xml): <gpu dev=...> with <nvlink target
 //    count tclass> children (tclass 0x068000 = NVSwitch, 0x030x00 = a peer GPU) and <net name
 //    speed> NICs (speed in Mb/s). NVLinks to NVSwitches become one NVSwitch vertex; each GPU's
-//    NIC is the nearest in the PCI tree (fewest XML hops; ties go to the least used NIC).
+//    NIC is the nearest in the PCI tree (fewest XML hops; ties go to the least used NIC). 
 //  - `nvidia-smi topo -m` text: NV# cells are NVLink counts (all pairs NV with the same count =
 //    an NVSwitch node, otherwise direct GPU-GPU links plus a shared PCIe vertex); the nearest NIC
 //    by PIX < PXB < PHB < NODE < SYS. It shows no NIC speed, so that comes from the options.
+//    Cells are separated by tabs (as the driver prints them) or spaces. Without NIC columns (the
+//    NIC driver not loaded, a cloud VM) the node has no NICs and gets the cluster's when used
+//    in one (with_cluster_nics, node_description.hpp).
 // PCIe switches and CPUs are not modelled (GPU-NIC links carry the NIC's rate).
 #include <string>
 

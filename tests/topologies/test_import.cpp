@@ -118,3 +118,27 @@ TEST_CASE("nvidia-smi topo -m with GPUs only on PCIe (4 x A10G, tab-separated)")
   for (const NodeLink& l : d.links) pcie += l.kind == LinkKind::pcie;
   CHECK(pcie == 4);  // each GPU to the shared PCIe vertex, 31.5 GB/s (PCIe Gen4 x16)
 }
+
+// ---- NCCL dumps of dual-port NICs -----------------------------------------------------------------
+
+TEST_CASE("NCCL topology dump with dual-port NICs: one NIC per card, its ports' speeds summed") {
+  // tests/data/dgx-a100-dual-port-nccl-topo.xml: the DGX A100 dump with each NIC a dual-port
+  // card, two <net> (mlx5_2i, mlx5_2i+1, 200000 Mb/s each) under one <nic>: 16 ports, 8 cards.
+  // NCCL fuses the ports of one <nic> into one virtual NIC by default (NCCL_NET_MERGE_LEVEL
+  // defaults to PATH_PORT, src/graph/topo.cc ncclTopoGetFusionEnv) whose speed is the sum of
+  // its ports' (src/transport/net_ib/init.cc ncclIbMakeVDeviceInternal), named "a+b".
+  const NodeDescription d =
+      import_nccl_topology_xml(read_data("dgx-a100-dual-port-nccl-topo.xml"), "dual.xml");
+  REQUIRE(d.gpu_vertices().size() == 8);
+  REQUIRE(d.nic_vertices().size() == 8);
+  CHECK(d.vertices[8].name == "mlx5_0+mlx5_1");
+  CHECK(d.gpu_nic == std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
+  for (const NodeLink& l : d.links) {
+    const bool nic = d.vertices[static_cast<size_t>(l.to)].kind == VertexKind::nic;
+    CHECK(l.bandwidth_bytes_per_s == Approx(nic ? 2 * 200e9 / 8 : 300e9));  // 2 x 200 Gb/s
+  }
+  // The preset's cluster takes it: 8 NICs per node, as dgx-a100-superpod says.
+  const ClusterSpec c = load_cluster("dgx-a100-superpod");
+  const Topology t(c, d);
+  CHECK(t.graph().gpus() == c.total_gpus());
+}

@@ -120,8 +120,11 @@ EfficiencyProfile refit_profile(const CalibrateOptions& o) {
   }
   EfficiencyProfile out = load_profile(base);
   if (!runs.empty()) out = calib::refit_from_measurements(out, runs);
+  std::vector<std::string> warnings;
   for (const std::string& f : o.from_nccl)
-    out = calib::refit_from_nccl_tests(out, calib::parse_nccl_tests(read_text(f), f), f, o.collective);
+    out = calib::refit_from_nccl_tests(out, calib::parse_nccl_tests(read_text(f), f), f, o.collective,
+                                       &warnings);
+  for (const std::string& w : warnings) std::fprintf(stderr, "parallax: warning: %s\n", w.c_str());
   if (!o.from_log.empty())
     out = calib::refit_from_megatron_log(out, calib::parse_megatron_log(read_text(o.from_log), o.from_log), plan, o.from_log);
   out.provenance.date = calib::utc_date();

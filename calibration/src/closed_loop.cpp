@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "parallax/calibration/fit.hpp"
@@ -270,9 +271,38 @@ EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
   return out;
 }
 
+namespace {
+
+// Sizes at most this large constrain the latency term (nccl-tests' default sweep starts at 8 B;
+// at 64 KiB an NVLink or IB all-reduce is still mostly latency).
+constexpr double kSmallMessageBytes = 64 * 1024;
+
+// One line when the sizes leave the fit's latency unconstrained: fewer than three sizes, or
+// none small. "" otherwise.
+std::string thin_fit_warning(const CollectiveFit& f, const std::vector<std::pair<double, double>>& pts,
+                             const std::string& source) {
+  std::set<double> sizes;
+  for (const auto& p : pts) sizes.insert(p.first);
+  const bool few = sizes.size() < 3;
+  const bool small = !sizes.empty() && *sizes.begin() <= kSmallMessageBytes;
+  if (!few && small) return "";
+  std::ostringstream s;
+  s << source << ": the " << to_string(f.collective) << " fit uses " << sizes.size() << " sizes ("
+    << static_cast<int64_t>(*sizes.begin()) << "-" << static_cast<int64_t>(*sizes.rbegin()) << " B)";
+  if (few) s << ", fewer than 3";
+  s << (small ? "" : few ? " and none" : ", none") << (small ? "" : " <= 64 KiB") << ": its latency alpha = ";
+  s.setf(std::ios::fixed);
+  s.precision(1);
+  s << f.alpha_s * 1e6 << " us is barely constrained (sweep from small sizes, e.g. nccl-tests -b 8)";
+  return s.str();
+}
+
+}  // namespace
+
 EfficiencyProfile refit_from_nccl_tests(const EfficiencyProfile& base, const NcclTestsRun& run,
                                         const std::string& source,
-                                        const std::string& collective_override) {
+                                        const std::string& collective_override,
+                                        std::vector<std::string>* warnings) {
   const NcclTestsIdentity id = identify_nccl_tests(run, collective_override, source);
   Collective c;
   if (id.collective == "all_reduce") c = Collective::all_reduce;
@@ -291,6 +321,9 @@ EfficiencyProfile refit_from_nccl_tests(const EfficiencyProfile& base, const Ncc
     if (std::isfinite(t) && t > 0 && r.size_bytes > 0) pts.push_back({r.size_bytes, t * 1e-6});
   }
   CollectiveFit f = fit_alpha_beta(c, id.ranks, id.nodes > 1, pts, source, id.collective);
+  if (warnings) {
+    if (const std::string w = thin_fit_warning(f, pts, source); !w.empty()) warnings->push_back(w);
+  }
   f.source = "nccl-tests " + id.collective + "_perf " + (run.version.empty() ? "" : run.version + " ") +
              "(" + source + "), " + std::to_string(pts.size()) + " sizes";
   EfficiencyProfile out = base;

@@ -60,6 +60,30 @@ TEST_CASE("calibrate --from-nccl-tests without --profile refits the cluster's pr
   CHECK_FALSE(std::filesystem::exists(out));
 }
 
+TEST_CASE("calibrate warns, one line naming the file, when two sizes fit the latency") {
+  // tests/data/nccl-tests-all-reduce-2-sizes-8xa100.txt: 512 MiB and 1 GiB only. The two points
+  // fit alpha = 4743.9 us - (8828.8 - 4743.9) us = 659.0 us: nothing small constrains it.
+  const std::string out = temp("two.json");
+  const std::string file = data("nccl-tests-all-reduce-2-sizes-8xa100.txt");
+  const Result r = parallax::test::run_cli("calibrate --from-nccl-tests " + file +
+                                           " --profile a100-megatron --out " + out);
+  INFO(r.err);
+  REQUIRE(r.code == 0);  // the fit is kept
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.err.rfind("parallax: warning: " + file + ": ", 0) == 0);
+  CHECK(r.err.find("2 sizes") != std::string::npos);
+  CHECK(r.err.find("64 KiB") != std::string::npos);
+  const nlohmann::json p = read_json(out);
+  CHECK(p.at("communication")[0].at("alpha_s").get<double>() == Approx(659.0e-6).epsilon(1e-3));
+  std::filesystem::remove(out);
+  // 31 sizes from 8 B: no warning.
+  const Result ok = parallax::test::run_cli("calibrate --from-nccl-tests " + data("nccl-tests-all-reduce-8xa100.txt") +
+                                            " --profile a100-megatron --out " + out);
+  CHECK(ok.code == 0);
+  CHECK(ok.err.empty());
+  std::filesystem::remove(out);
+}
+
 TEST_CASE("calibrate --collective names the collective of output that does not") {
   // The 2021 all_gather output without its command line: no redop column, so all_gather,
   // reduce_scatter and alltoall print the same table (busbw/algbw = 7/8 on 8 ranks).

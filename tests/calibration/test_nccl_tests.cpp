@@ -454,3 +454,37 @@ TEST_CASE("--collective must agree with the output's own name, and be a nccl-tes
   test::require_input_error([&] { identify_nccl_tests(run, "allreduce", "s.txt"); }, "--collective",
                             {"command line", "must be one of", "\"allreduce\""});
 }
+
+// ---- fits the sizes barely constrain ------------------------------------------------------------
+
+TEST_CASE("a fit from two large sizes is kept, with one warning naming the file") {
+  // 512 MiB in 4743.9 us and 1 GiB in 8828.8 us: the line through both has slope 4084.9 us per
+  // 512 MiB and meets size 0 at alpha = 4743.9 - 4084.9 = 659.0 us.
+  const std::string name = "nccl-tests-all-reduce-2-sizes-8xa100.txt";
+  const NcclTestsRun run = parse_nccl_tests(read_data(name), name);
+  std::vector<std::string> warnings;
+  const EfficiencyProfile p = refit_from_nccl_tests(load_profile("a100-megatron"), run, name, "", &warnings);
+  const CollectiveFit* f = fit_from(p, name);
+  REQUIRE(f != nullptr);
+  CHECK(f->alpha_s == Approx(659.0e-6).epsilon(1e-4));
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].rfind(name + ": ", 0) == 0);
+  CHECK(warnings[0].find("2 sizes") != std::string::npos);
+  CHECK(warnings[0].find("none <= 64 KiB") != std::string::npos);
+  CHECK(warnings[0].find("659.0 us") != std::string::npos);
+  CHECK(warnings[0].find('\n') == std::string::npos);
+}
+
+TEST_CASE("a sweep with no size <= 64 KiB warns; one from 8 B does not") {
+  std::vector<std::string> warnings;
+  // 2x8 sample: 15 sizes from 1 MiB.
+  (void)refit_from_nccl_tests(load_profile("a100-megatron"),
+                              parse_nccl_tests(read_data("nccl-tests-all-reduce-2x8xa100.txt"), "2x8"),
+                              "2x8", "", &warnings);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("15 sizes (1048576-17179869184 B), none <= 64 KiB") != std::string::npos);
+  warnings.clear();
+  (void)refit_from_nccl_tests(load_profile("a100-megatron"), parse_nccl_tests(read_data(kSample), "8"),
+                              "8", "", &warnings);
+  CHECK(warnings.empty());
+}

@@ -73,11 +73,15 @@ void print_summary(const EfficiencyProfile& p) {
     std::printf("GEMM shapes      %zu, efficiency %.3f-%.3f of the fp32 peak\n",
                 p.gemm_efficiency_by_shape.size(), lo, hi);
   for (const auto& [cls, e] : p.op_class_efficiency) std::printf("class %-16s %.4f of roofline\n", cls.c_str(), e);
-  for (const CollectiveFit& f : p.communication)
-    std::printf("%-14s %s %3lld ranks  alpha %8.2f us  busbw %8.3f GB/s   (%s)\n",
+  for (const CollectiveFit& f : p.communication) {
+    const std::string layout = f.nodes > 0 ? " (" + std::to_string(f.nodes) + " x " +
+                                                 std::to_string(f.ranks_per_node) + ")"
+                                           : "";
+    std::printf("%-14s %s %3lld ranks%s  alpha %8.2f us  busbw %8.3f GB/s   (%s)\n",
                 to_string(f.collective), f.inter_node ? "inter" : "intra",
-                static_cast<long long>(f.ranks), f.alpha_s * 1e6, f.busbw_bytes_per_s / 1e9,
-                f.source.c_str());
+                static_cast<long long>(f.ranks), layout.c_str(), f.alpha_s * 1e6,
+                f.busbw_bytes_per_s / 1e9, f.source.c_str());
+  }
   for (const auto& [fw, s] : p.frameworks)
     std::printf("framework %-16s compute scale %.4f\n", fw.c_str(), s.compute_efficiency_scale);
 }

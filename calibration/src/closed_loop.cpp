@@ -315,12 +315,19 @@ EfficiencyProfile refit_from_nccl_tests(const EfficiencyProfile& base, const Ncc
                          id.collective + "\")");
   if (id.ranks < 2)
     throw InputError(source, "rank lines", "needs the '#  Rank N ...' lines to know the group size");
+  if (id.nodes == 0)
+    throw InputError(source, "rank lines",
+                     "the table alone does not say how its " + std::to_string(id.ranks) +
+                         " ranks sat on nodes, and a fit applies to one layout (nodes x GPUs per "
+                         "node): keep the '#  Rank N ... on HOST device ...' lines above the table");
   std::vector<std::pair<double, double>> pts;
   for (const NcclTestsRow& r : run.rows) {
     const double t = std::isfinite(r.oop_time_us) ? r.oop_time_us : r.ip_time_us;
     if (std::isfinite(t) && t > 0 && r.size_bytes > 0) pts.push_back({r.size_bytes, t * 1e-6});
   }
   CollectiveFit f = fit_alpha_beta(c, id.ranks, id.nodes > 1, pts, source, id.collective);
+  f.nodes = id.nodes;
+  f.ranks_per_node = id.ranks_per_node;
   if (warnings) {
     if (const std::string w = thin_fit_warning(f, pts, source); !w.empty()) warnings->push_back(w);
   }
@@ -329,7 +336,9 @@ EfficiencyProfile refit_from_nccl_tests(const EfficiencyProfile& base, const Ncc
   EfficiencyProfile out = base;
   bool replaced = false;
   for (CollectiveFit& x : out.communication)
-    if (x.collective == c && x.inter_node == f.inter_node && x.ranks == f.ranks) x = f, replaced = true;
+    if (x.collective == c && x.inter_node == f.inter_node && x.ranks == f.ranks &&
+        x.nodes == f.nodes && x.ranks_per_node == f.ranks_per_node)
+      x = f, replaced = true;
   if (!replaced) out.communication.push_back(f);
   out.provenance.source_runs.push_back(source);
   std::ostringstream note;

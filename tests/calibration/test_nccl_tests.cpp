@@ -446,7 +446,7 @@ TEST_CASE("nccl-tests table that fits several collectives is refused, naming the
   CHECK(identify_nccl_tests(parse_nccl_tests(old, "old.txt"), "all_gather", "old.txt").collective == "all_gather");
 }
 
-TEST_CASE("--collective must agree with the output's own name, and be a nccl-tests collective") {
+TEST_CASE("nccl-tests --collective must agree with the output's own name, and be a nccl-tests collective") {
   const NcclTestsRun run = parse_nccl_tests(read_data(kSample), "s.txt");
   test::require_input_error([&] { identify_nccl_tests(run, "all_gather", "s.txt"); }, "collective",
                             {"s.txt", "the output names all_reduce but --collective says all_gather"});

@@ -10,7 +10,8 @@
 // instead of "#wrong", cells left blank (an all-gather's empty redop in some versions, a group not
 // measured) and "N/A" cells (no validation: -c 0). Extra columns of newer versions (#bitdiff,
 // per-iteration statistics, timestamp) are skipped. An mpirun --tag-output prefix such as
-// "[1,0]<stdout>:" is removed from every line. Other lines (NCCL INFO, warnings, the command line)
+// "[1,0]<stdout>:" (Open MPI 4) or "[prterun-host-123@1,0]<stdout>: " (Open MPI 5's --output tag)
+// is removed from every line; output pasted indented or inside ``` fences reads the same. Other lines (NCCL INFO, warnings, the command line)
 // are ignored.
 //
 // Units as printed: size in bytes, time in microseconds, bandwidths in GB/s (1e9 bytes/s).

@@ -5,7 +5,7 @@
 //     collective sweep over N ranks (one per GPU), fitted against C's GPU; the rest of the
 //     profile comes from C's default profile.
 //   --from measurements.json (repeatable): refit from executed runs.
-//   --from-nccl-tests FILE (repeatable): collective fits from nccl-tests output.
+//   --from-nccl-tests FILE (repeatable) [--collective NAME]: collective fits from nccl-tests output.
 //   --from-megatron-log FILE --plan plan.json: the plan's stack scale from a training log.
 // The profile is written atomically; on any error nothing is written.
 #include <unistd.h>
@@ -42,6 +42,7 @@ struct CalibrateOptions {
   std::string cluster;        // cpu: cpu-local by default; cuda: required
   std::vector<std::string> from;
   std::vector<std::string> from_nccl;
+  std::string collective;  // --collective: for nccl-tests output that does not name its binary
   std::string from_log;
   std::string plan;
   std::string profile;
@@ -72,11 +73,15 @@ void print_summary(const EfficiencyProfile& p) {
     std::printf("GEMM shapes      %zu, efficiency %.3f-%.3f of the fp32 peak\n",
                 p.gemm_efficiency_by_shape.size(), lo, hi);
   for (const auto& [cls, e] : p.op_class_efficiency) std::printf("class %-16s %.4f of roofline\n", cls.c_str(), e);
-  for (const CollectiveFit& f : p.communication)
-    std::printf("%-14s %s %3lld ranks  alpha %8.2f us  busbw %8.3f GB/s   (%s)\n",
+  for (const CollectiveFit& f : p.communication) {
+    const std::string layout = f.nodes > 0 ? " (" + std::to_string(f.nodes) + " x " +
+                                                 std::to_string(f.ranks_per_node) + ")"
+                                           : "";
+    std::printf("%-14s %s %3lld ranks%s  alpha %8.2f us  busbw %8.3f GB/s   (%s)\n",
                 to_string(f.collective), f.inter_node ? "inter" : "intra",
-                static_cast<long long>(f.ranks), f.alpha_s * 1e6, f.busbw_bytes_per_s / 1e9,
-                f.source.c_str());
+                static_cast<long long>(f.ranks), layout.c_str(), f.alpha_s * 1e6,
+                f.busbw_bytes_per_s / 1e9, f.source.c_str());
+  }
   for (const auto& [fw, s] : p.frameworks)
     std::printf("framework %-16s compute scale %.4f\n", fw.c_str(), s.compute_efficiency_scale);
 }
@@ -111,12 +116,19 @@ EfficiencyProfile refit_profile(const CalibrateOptions& o) {
   if (base.empty()) {
     if (!runs.empty()) base = runs.front().plan.cluster.profile;
     else if (!o.from_log.empty()) base = plan.cluster.profile;
-    else throw InputError("command line", "--profile", "--from-nccl-tests needs the profile to update");
+    else if (!o.cluster.empty()) base = load_cluster(o.cluster).profile;
+    else
+      throw InputError("command line", "--cluster",
+                       "--from-nccl-tests without --profile updates the cluster's profile: name the "
+                       "cluster (or the profile with --profile)");
   }
   EfficiencyProfile out = load_profile(base);
   if (!runs.empty()) out = calib::refit_from_measurements(out, runs);
+  std::vector<std::string> warnings;
   for (const std::string& f : o.from_nccl)
-    out = calib::refit_from_nccl_tests(out, calib::parse_nccl_tests(read_text(f), f), f);
+    out = calib::refit_from_nccl_tests(out, calib::parse_nccl_tests(read_text(f), f), f, o.collective,
+                                       &warnings);
+  for (const std::string& w : warnings) std::fprintf(stderr, "parallax: warning: %s\n", w.c_str());
   if (!o.from_log.empty())
     out = calib::refit_from_megatron_log(out, calib::parse_megatron_log(read_text(o.from_log), o.from_log), plan, o.from_log);
   out.provenance.date = calib::utc_date();
@@ -148,7 +160,7 @@ int calibrate(CalibrateOptions o) {
   const bool refit = !o.from.empty() || !o.from_nccl.empty() || !o.from_log.empty();
   int cuda_devices = 0;
   if (o.sweep.backend == "cuda" && !refit) cuda_devices = check_cuda_calibration(o);
-  if (o.cluster.empty()) o.cluster = "cpu-local";
+  if (o.cluster.empty() && !refit) o.cluster = "cpu-local";  // a refit's cluster comes from its input
   if (o.out.empty()) throw InputError("command line", "--out", "is required (the profile to write)");
   if (!o.from_log.empty() && o.plan.empty())
     throw InputError("command line", "--plan", "--from-megatron-log needs the plan that produced the log");
@@ -173,7 +185,7 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
       "calibrate", "Fit an efficiency profile from microbenchmarks, executed runs, nccl-tests output or Megatron-LM logs");
   cmd->add_option("--backend", o->sweep.backend, "microbenchmark backend")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--np", o->sweep.np, "ranks to benchmark with (default: the cores)")->check(CLI::Range(1, 4096));
-  cmd->add_option("--cluster", o->cluster, "cluster preset or file the profile is relative to (cpu default: cpu-local; required with --backend cuda)");
+  cmd->add_option("--cluster", o->cluster, "cluster preset or file the profile is relative to (cpu default: cpu-local; required with --backend cuda; with --from-nccl-tests, its profile is the one refitted unless --profile names another)");
   cmd->add_option("--model", o->sweep.models, "model presets whose layer shapes to benchmark (repeatable)")->take_all();
   cmd->add_option("--tp", o->sweep.tps, "tensor-parallel degrees (default: 1..np dividing heads)")->check(CLI::Range(int64_t{1}, int64_t{4096}));
   cmd->add_option("--mbs", o->sweep.mbs, "micro-batch sizes (default 1 2 4 8)")->check(CLI::Range(int64_t{1}, int64_t{4096}));
@@ -181,9 +193,13 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--warmup", o->sweep.warmup, "warm-up calls per measurement")->check(CLI::Range(0, 1000));
   cmd->add_option("--from", o->from, "measurements.json of an executed run (repeatable)");
   cmd->add_option("--from-nccl-tests", o->from_nccl, "nccl-tests output (repeatable)");
+  cmd->add_option("--collective", o->collective,
+                  "the collective of nccl-tests output that does not name its *_perf binary "
+                  "(all_reduce, all_gather, reduce_scatter, alltoall, broadcast, reduce, sendrecv; "
+                  "default: read from the table; must agree with output that names it)");
   cmd->add_option("--from-megatron-log", o->from_log, "Megatron-LM / Megatron-DeepSpeed training log");
   cmd->add_option("--plan", o->plan, "the plan file that produced the Megatron-LM log");
-  cmd->add_option("--profile", o->profile, "profile to refit (default: the cluster's)");
+  cmd->add_option("--profile", o->profile, "profile to refit (default: the cluster's: --cluster, or the plan's of --from / --plan)");
   cmd->add_option("--name", o->name, "name of the written profile");
   cmd->add_option("--out", o->out, "profile JSON to write");
   cmd->add_option("--raw-out", o->raw_out, "also keep the raw microbenchmark results (JSON)");

@@ -38,7 +38,7 @@ struct TopoArgs {
 Topology make_topology(const TopoArgs& a) {
   const ClusterSpec c = load_cluster(a.cluster);
   if (a.node.empty()) return Topology(c);
-  const NodeDescription d = load_node_description(a.node);
+  const NodeDescription d = with_cluster_nics(load_node_description(a.node), c);
   check_node_fits(d, c, a.node);
   return Topology(c, d);
 }

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "parallax/calibration/fit.hpp"
+#include "parallax/calibration/nccl_tests_collective.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/costmodel/iteration_costs.hpp"
 #include "parallax/costmodel/memory.hpp"
@@ -269,35 +271,78 @@ EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
   return out;
 }
 
+namespace {
+
+// Sizes at most this large constrain the latency term (nccl-tests' default sweep starts at 8 B;
+// at 64 KiB an NVLink or IB all-reduce is still mostly latency).
+constexpr double kSmallMessageBytes = 64 * 1024;
+
+// One line when the sizes leave the fit's latency unconstrained: fewer than three sizes, or
+// none small. "" otherwise.
+std::string thin_fit_warning(const CollectiveFit& f, const std::vector<std::pair<double, double>>& pts,
+                             const std::string& source) {
+  std::set<double> sizes;
+  for (const auto& p : pts) sizes.insert(p.first);
+  const bool few = sizes.size() < 3;
+  const bool small = !sizes.empty() && *sizes.begin() <= kSmallMessageBytes;
+  if (!few && small) return "";
+  std::ostringstream s;
+  s << source << ": the " << to_string(f.collective) << " fit uses " << sizes.size() << " sizes ("
+    << static_cast<int64_t>(*sizes.begin()) << "-" << static_cast<int64_t>(*sizes.rbegin()) << " B)";
+  if (few) s << ", fewer than 3";
+  s << (small ? "" : few ? " and none" : ", none") << (small ? "" : " <= 64 KiB") << ": its latency alpha = ";
+  s.setf(std::ios::fixed);
+  s.precision(1);
+  s << f.alpha_s * 1e6 << " us is barely constrained (sweep from small sizes, e.g. nccl-tests -b 8)";
+  return s.str();
+}
+
+}  // namespace
+
 EfficiencyProfile refit_from_nccl_tests(const EfficiencyProfile& base, const NcclTestsRun& run,
-                                        const std::string& source) {
+                                        const std::string& source,
+                                        const std::string& collective_override,
+                                        std::vector<std::string>* warnings) {
+  const NcclTestsIdentity id = identify_nccl_tests(run, collective_override, source);
   Collective c;
-  if (run.collective == "all_reduce") c = Collective::all_reduce;
-  else if (run.collective == "reduce_scatter") c = Collective::reduce_scatter;
-  else if (run.collective == "all_gather") c = Collective::all_gather;
-  else if (run.collective == "send_recv") c = Collective::send_recv;
+  if (id.collective == "all_reduce") c = Collective::all_reduce;
+  else if (id.collective == "reduce_scatter") c = Collective::reduce_scatter;
+  else if (id.collective == "all_gather") c = Collective::all_gather;
+  else if (id.collective == "send_recv") c = Collective::send_recv;
   else
     throw InputError(source, "collective",
                      "the cost model uses all_reduce, reduce_scatter, all_gather and send_recv (got \"" +
-                         run.collective + "\")");
-  if (run.ranks < 2)
+                         id.collective + "\")");
+  if (id.ranks < 2)
     throw InputError(source, "rank lines", "needs the '#  Rank N ...' lines to know the group size");
+  if (id.nodes == 0)
+    throw InputError(source, "rank lines",
+                     "the table alone does not say how its " + std::to_string(id.ranks) +
+                         " ranks sat on nodes, and a fit applies to one layout (nodes x GPUs per "
+                         "node): keep the '#  Rank N ... on HOST device ...' lines above the table");
   std::vector<std::pair<double, double>> pts;
   for (const NcclTestsRow& r : run.rows) {
     const double t = std::isfinite(r.oop_time_us) ? r.oop_time_us : r.ip_time_us;
     if (std::isfinite(t) && t > 0 && r.size_bytes > 0) pts.push_back({r.size_bytes, t * 1e-6});
   }
-  CollectiveFit f = fit_alpha_beta(c, run.ranks, run.nodes > 1, pts, source, run.collective);
-  f.source = "nccl-tests " + run.collective + "_perf " + (run.version.empty() ? "" : run.version + " ") +
+  CollectiveFit f = fit_alpha_beta(c, id.ranks, id.nodes > 1, pts, source, id.collective);
+  f.nodes = id.nodes;
+  f.ranks_per_node = id.ranks_per_node;
+  if (warnings) {
+    if (const std::string w = thin_fit_warning(f, pts, source); !w.empty()) warnings->push_back(w);
+  }
+  f.source = "nccl-tests " + id.collective + "_perf " + (run.version.empty() ? "" : run.version + " ") +
              "(" + source + "), " + std::to_string(pts.size()) + " sizes";
   EfficiencyProfile out = base;
   bool replaced = false;
   for (CollectiveFit& x : out.communication)
-    if (x.collective == c && x.inter_node == f.inter_node && x.ranks == f.ranks) x = f, replaced = true;
+    if (x.collective == c && x.inter_node == f.inter_node && x.ranks == f.ranks &&
+        x.nodes == f.nodes && x.ranks_per_node == f.ranks_per_node)
+      x = f, replaced = true;
   if (!replaced) out.communication.push_back(f);
   out.provenance.source_runs.push_back(source);
   std::ostringstream note;
-  note << " " << to_string(c) << " on " << run.ranks << " ranks (" << run.nodes
+  note << " " << to_string(c) << " on " << id.ranks << " ranks (" << id.nodes
        << " nodes) from nccl-tests output " << source << ".";
   out.source += note.str();
   return out;

@@ -45,13 +45,14 @@ Field field_of(std::string_view name) {
   return it == kFields.end() ? Field::other : it->second;
 }
 
-// mpirun --tag-output prefixes every line with "[job,rank]<stdout>:".
+// mpirun --tag-output prefixes every line with "[job,rank]<stdout>:" (Open MPI 4); Open MPI 5's
+// --output tag with "[<namespace>@job,rank]<stdout>: " (PRRTE: the job's namespace, a space).
 std::string_view strip_mpi_tag(std::string_view line) {
   if (line.empty() || line.front() != '[') return line;
   const size_t close = line.find("]<std");
-  if (close == std::string_view::npos) return line;
-  for (size_t i = 1; i < close; ++i)
-    if (!(std::isdigit(static_cast<unsigned char>(line[i])) || line[i] == ',')) return line;
+  if (close == std::string_view::npos || line.substr(1, close - 1).find_first_of("[] \t") !=
+                                             std::string_view::npos)
+    return line;
   const size_t colon = line.find(">:", close);
   return colon == std::string_view::npos ? line : line.substr(colon + 2);
 }
@@ -311,6 +312,14 @@ NcclTestsRun parse_nccl_tests(const std::string& text, const std::string& source
       const std::string_view name = text_scan::trim(body.substr(body.find(':') + 1));
       run.collective = collective_of_binary(name, true);
       if (run.collective.empty()) run.collective = std::string(name);
+    } else if (body.starts_with("nThread ")) {
+      // "# nThread 1 nGpus 8 minBytes 8 ...": the GPUs one process drives.
+      const std::vector<Word> w = text_scan::split_words(body);
+      if (w.size() >= 4 && w[2].text == "nGpus") {
+        const auto threads = text_scan::parse_int(w[1].text);
+        const auto gpus = text_scan::parse_int(w[3].text);
+        if (threads && gpus && *threads > 0 && *gpus > 0) run.gpus_per_process = *threads * *gpus;
+      }
     } else if (body.starts_with("nccl-tests version") && words.size() > 3) {
       run.version = std::string(words[3].text);
     } else if (body.starts_with("Avg bus bandwidth")) {
@@ -343,6 +352,10 @@ NcclTestsRun parse_nccl_tests(const std::string& text, const std::string& source
                              std::to_string(header->line) +
                              "); give the output of one *_perf run per file");
       header = read_header(line, line_no, in_place_first, source);
+      for (const Column& c : header->columns) {
+        run.redop_column = run.redop_column || c.field == Field::redop;
+        run.root_column = run.root_column || c.field == Field::root;
+      }
     }
   }
   if (!header)

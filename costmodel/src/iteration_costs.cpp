@@ -148,7 +148,7 @@ double linear_gemm_time(const std::vector<Op>& ops, const Rates& r) {
 // (calibration), otherwise the topology's estimate.
 double coll_s(const EfficiencyProfile& pf, const GroupCost& g, Collective op, double bytes) {
   if (g.size <= 1 || bytes <= 0) return 0;
-  if (const CollectiveFit* f = pf.collective_fit(op, g.nodes > 1, g.size))
+  if (const CollectiveFit* f = pf.collective_fit(op, GroupLayout{g.size, g.nodes, g.per_node}))
     return fitted_time_s(*f, g.size, bytes);
   return collective_time_s(g, op, bytes);
 }
@@ -163,7 +163,8 @@ double max_coll_s(const EfficiencyProfile& pf, const std::vector<GroupCost>& gro
 double max_p2p_s(const EfficiencyProfile& pf, const std::vector<P2pCost>& costs, double bytes) {
   double t = 0;
   for (const P2pCost& c : costs) {
-    const CollectiveFit* f = pf.collective_fit(Collective::send_recv, c.crosses_nodes, 2);
+    const GroupLayout pair = c.crosses_nodes ? GroupLayout{2, 2, 1} : GroupLayout{2, 1, 2};
+    const CollectiveFit* f = pf.collective_fit(Collective::send_recv, pair);
     t = std::max(t, f ? fitted_time_s(*f, 2, bytes) : p2p_time_s(c, bytes));
   }
   return t;

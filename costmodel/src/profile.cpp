@@ -61,14 +61,24 @@ const ClassLayerEfficiency* EfficiencyProfile::class_layer(const std::string& op
   return class_layer(op_class, any, true);
 }
 
-const CollectiveFit* EfficiencyProfile::collective_fit(Collective c, bool inter_node,
-                                                       int64_t ranks) const {
-  const CollectiveFit* best = nullptr;
+// A fit with a layout describes groups of exactly that layout: ranks, nodes and ranks on the
+// fullest node (a 2 x 8 all-reduce says nothing about 8 nodes x 1, whose ring crosses the
+// network at every step). A fit without one (older profiles, the microbenchmark sweep):
+// spanning nodes, groups of its rank count that span nodes; within a node, groups within one
+// node, the nearest size (one node's fabric; fitted_time_s scales alpha by the ring's steps).
+const CollectiveFit* EfficiencyProfile::collective_fit(Collective c, const GroupLayout& g) const {
+  const bool inter_node = g.nodes > 1;
+  const CollectiveFit* nearest = nullptr;
   for (const CollectiveFit& f : communication) {
-    if (f.collective != c || f.inter_node != inter_node) continue;
-    if (!best || std::llabs(f.ranks - ranks) < std::llabs(best->ranks - ranks)) best = &f;
+    if (f.collective != c) continue;
+    if (f.nodes > 0) {
+      if (f.ranks == g.ranks && f.nodes == g.nodes && f.ranks_per_node == g.per_node) return &f;
+      continue;
+    }
+    if (f.inter_node != inter_node || (inter_node && f.ranks != g.ranks)) continue;
+    if (!nearest || std::llabs(f.ranks - g.ranks) < std::llabs(nearest->ranks - g.ranks)) nearest = &f;
   }
-  return best;
+  return nearest;
 }
 
 namespace {
@@ -169,11 +179,24 @@ void read_communication(JsonObjectReader& r, EfficiencyProfile& p) {
     f.alpha_s = e.get_number("alpha_s", 0, 10);
     f.busbw_bytes_per_s = e.get_number("busbw_bytes_per_s", 1e3, 1e15);
     f.source = e.get_string_or("source", "");
+    if (e.has("nodes") || e.has("ranks_per_node")) {
+      f.nodes = e.get_int("nodes", 1, f.ranks);
+      f.ranks_per_node = e.get_int("ranks_per_node", 1, f.ranks);
+      // The fullest node holds ranks_per_node; every node holds at least one.
+      if (f.ranks_per_node * f.nodes < f.ranks || f.ranks_per_node + (f.nodes - 1) > f.ranks)
+        e.fail("ranks_per_node", "nodes x ranks_per_node must hold ranks, each node at least one (got " +
+                                     std::to_string(f.nodes) + " x " + std::to_string(f.ranks_per_node) +
+                                     " for " + std::to_string(f.ranks) + " ranks)");
+      if ((f.nodes > 1) != f.inter_node)
+        e.fail("nodes", std::string("must be ") + (f.inter_node ? "> 1 for span inter_node" : "1 for span intra_node") +
+                            " (got " + std::to_string(f.nodes) + ")");
+    }
     e.finish();
     for (const CollectiveFit& o : p.communication)
-      if (o.collective == f.collective && o.inter_node == f.inter_node && o.ranks == f.ranks)
+      if (o.collective == f.collective && o.inter_node == f.inter_node && o.ranks == f.ranks &&
+          o.nodes == f.nodes && o.ranks_per_node == f.ranks_per_node)
         throw InputError(r.source(), e.path_of("ranks"),
-                         "collective, span and ranks listed twice");
+                         "collective, span, ranks and layout listed twice");
     p.communication.push_back(f);
   }
 }
@@ -351,6 +374,10 @@ nlohmann::json to_json(const EfficiencyProfile& p) {
                           {"ranks", f.ranks}, {"alpha_s", f.alpha_s},
                           {"busbw_bytes_per_s", f.busbw_bytes_per_s}};
       if (!f.source.empty()) e["source"] = f.source;
+      if (f.nodes > 0) {
+        e["nodes"] = f.nodes;
+        e["ranks_per_node"] = f.ranks_per_node;
+      }
       a.push_back(e);
     }
     j["communication"] = a;

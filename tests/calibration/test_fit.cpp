@@ -42,7 +42,7 @@ TEST_CASE("a profile from nccl-tests output predicts the all-reduce at the busbw
   const calib::NcclTestsRun run = calib::parse_nccl_tests(text, "sample");
   const EfficiencyProfile base = load_profile("a100-megatron");
   const EfficiencyProfile p = calib::refit_from_nccl_tests(base, run, "sample");
-  const CollectiveFit* f = p.collective_fit(Collective::all_reduce, false, 8);
+  const CollectiveFit* f = p.collective_fit(Collective::all_reduce, GroupLayout{8, 1, 8});
   REQUIRE(f != nullptr);
   // Every row of the bandwidth plateau (256 MB and more): predicted busbw within 2% of the
   // out-of-place busbw the file printed for that size.
@@ -160,4 +160,107 @@ TEST_CASE("a Megatron-Core log (fused attention, overlapped reduction) refits wi
   old.job.overlap = StackOverlap{};
   const EfficiencyProfile q = calib::refit_from_megatron_log(base, log, old, "core.log");
   CHECK(q.frameworks.at("megatron-core").compute_efficiency_scale > scale);
+}
+
+// ---- a fit applies to the layout it was measured on ----------------------------------------------
+
+namespace {
+
+// MT-NLG 530B as trained (Smith et al. 2022): tp 8 within a DGX A100, pp 35, dp 8, 1920
+// sequences per batch in micro-batches of 1. With TP innermost, a DP group's 8 ranks are 8
+// apart: one GPU on each of 8 nodes.
+PlanSpec mt_nlg_plan() {
+  PlanSpec p;
+  p.tp = 8;
+  p.pp = 35;
+  p.dp = 8;
+  p.micro_batch = 1;
+  p.num_micro_batches = 240;
+  p.recompute = Recompute::full;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("an all-reduce fit from 2 nodes x 8 GPUs leaves MT-NLG's 8-node x 1-GPU DP groups alone") {
+  // The 2x8 sample's rank lines: ranks 0-7 on dgx-a100-01, 8-15 on dgx-a100-02.
+  const std::string name = "nccl-tests-all-reduce-2x8xa100.txt";
+  const calib::NcclTestsRun run = calib::parse_nccl_tests(parallax::test::read_data(name), name);
+  const EfficiencyProfile base = load_profile("a100-megatron");
+  REQUIRE(base.communication.empty());  // the preset's collectives come from the topology
+  const EfficiencyProfile p = calib::refit_from_nccl_tests(base, run, name);
+  REQUIRE(p.communication.size() == 1);
+  const CollectiveFit& f = p.communication[0];
+  CHECK(f.ranks == 16);
+  CHECK(f.nodes == 2);
+  CHECK(f.ranks_per_node == 8);
+  CHECK(p.collective_fit(Collective::all_reduce, GroupLayout{16, 2, 8}) == &f);
+  CHECK(p.collective_fit(Collective::all_reduce, GroupLayout{8, 8, 1}) == nullptr);   // MT-NLG DP
+  CHECK(p.collective_fit(Collective::all_reduce, GroupLayout{16, 16, 1}) == nullptr);
+  CHECK(p.collective_fit(Collective::all_reduce, GroupLayout{32, 4, 8}) == nullptr);
+  CHECK(p.collective_fit(Collective::all_reduce, GroupLayout{8, 1, 8}) == nullptr);
+  // MT-NLG's gradient all-reduce keeps the topology's time: the same as with no fit at all.
+  const ModelSpec m = load_model("mt-nlg-530b");
+  const ClusterSpec c = load_cluster("dgx-a100-superpod");
+  JobSpec j;
+  j.global_batch = 1920;
+  const IterationCosts without = iteration_costs(m, c, j, mt_nlg_plan(), base);
+  const IterationCosts with = iteration_costs(m, c, j, mt_nlg_plan(), p);
+  REQUIRE(without.dp_s.size() == 35);
+  for (size_t s = 0; s < without.dp_s.size(); ++s) CHECK(with.dp_s[s] == without.dp_s[s]);
+  // A plan whose DP groups are 2 nodes x 8 GPUs (tp 1, dp 16 on 16 GPUs) does take the fit.
+  PlanSpec dp16;
+  dp16.dp = 16;
+  dp16.micro_batch = 1;
+  dp16.num_micro_batches = 1;
+  JobSpec j16;
+  j16.global_batch = 16;
+  const ModelSpec small = load_model("gpt-tiny");
+  CHECK(iteration_costs(small, c, j16, dp16, p).dp_s[0] !=
+        iteration_costs(small, c, j16, dp16, base).dp_s[0]);
+}
+
+TEST_CASE("a table alone gives no layout: the refit asks for the rank lines") {
+  std::string text = parallax::test::read_data("nccl-tests-all-reduce-8xa100.txt");
+  text = text.substr(text.find("#                                                              out-of-place"));
+  parallax::test::require_input_error(
+      [&] { calib::refit_from_nccl_tests(load_profile("a100-megatron"), calib::parse_nccl_tests(text, "t.txt"), "t.txt"); },
+      "rank lines", {"t.txt", "8 ranks", "nodes", "#  Rank"});
+}
+
+TEST_CASE("profile JSON: a fit's layout round-trips; a fit without one keeps its rank count") {
+  const std::string name = "nccl-tests-all-reduce-2x8xa100.txt";
+  const EfficiencyProfile p = calib::refit_from_nccl_tests(
+      load_profile("a100-megatron"), calib::parse_nccl_tests(parallax::test::read_data(name), name), name);
+  nlohmann::json j = to_json(p);
+  REQUIRE(j.at("communication").size() == 1);
+  CHECK(j.at("communication")[0].at("nodes") == 2);
+  CHECK(j.at("communication")[0].at("ranks_per_node") == 8);
+  {
+    JsonObjectReader r(j, "p.json");
+    const EfficiencyProfile back = read_profile(r);
+    REQUIRE(back.communication.size() == 1);
+    CHECK(back.communication[0].nodes == 2);
+    CHECK(back.communication[0].ranks_per_node == 8);
+  }
+  // A profile written before layouts: the fit applies to 16-rank groups spanning nodes only.
+  j.at("communication")[0].erase("nodes");
+  j.at("communication")[0].erase("ranks_per_node");
+  {
+    JsonObjectReader r(j, "old.json");
+    const EfficiencyProfile old = read_profile(r);
+    CHECK(old.collective_fit(Collective::all_reduce, GroupLayout{16, 2, 8}) != nullptr);
+    CHECK(old.collective_fit(Collective::all_reduce, GroupLayout{16, 16, 1}) != nullptr);
+    CHECK(old.collective_fit(Collective::all_reduce, GroupLayout{8, 8, 1}) == nullptr);
+    CHECK(old.collective_fit(Collective::all_reduce, GroupLayout{32, 4, 8}) == nullptr);
+  }
+  // A layout that contradicts the span or cannot hold the ranks.
+  j.at("communication")[0]["nodes"] = 1;
+  j.at("communication")[0]["ranks_per_node"] = 16;
+  parallax::test::require_input_error([&] { JsonObjectReader r(j, "bad.json"); (void)read_profile(r); },
+                                      "$.communication[0].nodes", {"must be > 1 for span inter_node"});
+  j.at("communication")[0]["nodes"] = 2;
+  j.at("communication")[0]["ranks_per_node"] = 4;
+  parallax::test::require_input_error([&] { JsonObjectReader r(j, "bad.json"); (void)read_profile(r); },
+                                      "$.communication[0].ranks_per_node", {"2 x 4 for 16 ranks"});
 }

@@ -87,7 +87,7 @@ TEST_CASE("a CUDA sweep's GEMMs become bf16 efficiencies and op classes stay fro
   CHECK(p.memory_reserve_bytes == base.memory_reserve_bytes);
   CHECK(p.tp_overlap == base.tp_overlap);
   CHECK(p.provenance.backend == "cuda");
-  const CollectiveFit* ar = p.collective_fit(Collective::all_reduce, false, 8);
+  const CollectiveFit* ar = p.collective_fit(Collective::all_reduce, GroupLayout{8, 1, 8});
   REQUIRE(ar != nullptr);
   CHECK(ar->busbw_bytes_per_s == Approx(180e9).epsilon(0.01));
   CHECK(fitted_time_s(*ar, 8, 64e6) == Approx(20e-6 + 1.75 * 64e6 / 180e9).epsilon(0.02));
@@ -98,7 +98,8 @@ TEST_CASE("a CUDA sweep's GEMMs become bf16 efficiencies and op classes stay fro
   CHECK(same == 1);
   for (const CollectiveFit& b : base.communication)
     if (!(b.collective == Collective::all_reduce && !b.inter_node && b.ranks == 8))
-      CHECK(p.collective_fit(b.collective, b.inter_node, b.ranks) != nullptr);
+      CHECK(p.collective_fit(b.collective, GroupLayout{b.ranks, b.inter_node ? 2 : 1,
+                                                       b.inter_node ? (b.ranks + 1) / 2 : b.ranks}) != nullptr);
 }
 
 TEST_CASE("a sweep without op-class measurements needs a base profile") {

@@ -10,7 +10,11 @@
 #include <sstream>
 
 #include "calibration_test_util.hpp"
+#include "parallax/calibration/closed_loop.hpp"
 #include "parallax/calibration/nccl_tests.hpp"
+#include "parallax/calibration/nccl_tests_collective.hpp"
+#include "parallax/core/presets.hpp"
+#include "parallax/costmodel/profile.hpp"
 
 using namespace parallax;
 using namespace parallax::calib;
@@ -312,4 +316,175 @@ TEST_CASE("nccl-tests bad input: a header that does not name out-of-place and in
   const std::string no_busbw = "#  size  count  type  time  algbw  busbw  time  algbw\n";
   test::require_input_error([&] { parse_nccl_tests(no_busbw + "8 2 float 1 0 0 1 0\n", "x.txt"); },
                             "line 1", {"no busbw column in its second"});
+}
+
+// ---- output pasted without its command line: the table names the collective ---------------------
+// nccl-tests before 2.15 print no test name, so a paste without the "$ ./all_reduce_perf ..." line
+// names nothing. nccl-tests' own definitions (src/all_reduce.cu, all_gather.cu, ... *GetBw) tell
+// the collective apart: busbw = algbw * 2(n-1)/n for all_reduce, (n-1)/n for all_gather,
+// reduce_scatter and alltoall, 1 for broadcast, reduce and sendrecv; the size column is n x count
+// x the type's size for all_gather, reduce_scatter and alltoall (count is per rank), count x the
+// type's size for the others (src/common.cu TimeTest, writeBenchmarkLinePreamble in src/util.cu).
+
+namespace {
+
+std::string without_command_line(const std::string& text) {
+  REQUIRE(text.rfind("$ ./build/", 0) == 0);
+  return text.substr(text.find('\n') + 1);
+}
+
+// The fit the refit added for source `name`, or nullptr.
+const CollectiveFit* fit_from(const EfficiencyProfile& p, const std::string& name) {
+  for (const CollectiveFit& f : p.communication)
+    if (f.source.find(name) != std::string::npos) return &f;
+  return nullptr;
+}
+
+void check_all_reduce_on_8(const std::string& text, const std::string& name) {
+  const NcclTestsRun run = parse_nccl_tests(text, name);
+  CHECK(run.collective.empty());
+  const EfficiencyProfile p = refit_from_nccl_tests(load_profile("a100-megatron"), run, name);
+  const CollectiveFit* f = fit_from(p, name);
+  REQUIRE(f != nullptr);
+  CHECK(f->collective == Collective::all_reduce);  // 233.80 / 133.60 = 1.75 = 2(8-1)/8
+  CHECK(f->ranks == 8);
+  CHECK_FALSE(f->inter_node);
+}
+
+}  // namespace
+
+TEST_CASE("nccl-tests 2.13 output without its command line is an all_reduce by its busbw/algbw") {
+  check_all_reduce_on_8(without_command_line(read_data(kSample)), "no-command.txt");
+}
+
+TEST_CASE("nccl-tests output pasted from markdown: indented, inside ``` fences") {
+  std::istringstream in(without_command_line(read_data(kSample)));
+  std::string md = "The all-reduce on our node:\n\n```text\n";
+  for (std::string line; std::getline(in, line);) md += "    " + line + "\n";
+  md += "```\n";
+  check_all_reduce_on_8(md, "issue.md");
+}
+
+TEST_CASE("nccl-tests output behind Open MPI 5's --output tag prefix reads the same") {
+  // Open MPI 5 (PRRTE) tags "[<job id>,<rank>]<stdout>: " with the job's namespace and a space,
+  // where Open MPI 4 printed "[1,0]<stdout>:" (as filtered by ExaWorks psij-python's Open MPI
+  // launcher scripts, one sed for each form).
+  std::istringstream in(without_command_line(read_data(kSample)));
+  std::string tagged;
+  for (std::string line; std::getline(in, line);)
+    tagged += "[prterun-dgx-a100-01-41870@1,0]<stdout>: " + line + "\n";
+  check_all_reduce_on_8(tagged, "ompi5.txt");
+}
+
+namespace {
+
+// The 2.13+ column header (src/util.cu writeResultHeader) and a body of rows.
+std::string table_of(const std::string& rows) {
+  return "#                                                              out-of-place                       in-place          \n"
+         "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+         "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n" +
+         rows;
+}
+
+// The rows of a sample from its column header on: a table pasted alone.
+std::string table_only(const std::string& text) {
+  const size_t at = text.find("#                                                              out-of-place");
+  REQUIRE(at != std::string::npos);
+  return text.substr(at);
+}
+
+}  // namespace
+
+TEST_CASE("nccl-tests table alone: all_reduce, and its ranks from busbw/algbw") {
+  const NcclTestsRun run = parse_nccl_tests(table_only(read_data(kSample)), "t.txt");
+  CHECK(run.ranks == 0);
+  CHECK(run.gpus_per_process == 0);
+  const NcclTestsIdentity id = identify_nccl_tests(run, "", "t.txt");
+  CHECK(id.collective == "all_reduce");
+  // 233.80 / 133.60 = 1.74999 +- 1.1e-4 (both printed to 0.005): 2(n-1)/n within it only for n = 8.
+  CHECK(id.ranks == 8);
+  CHECK(id.nodes == 0);  // a table does not say where the ranks ran
+  CHECK(id.ranks_per_node == 0);
+}
+
+TEST_CASE("nccl-tests table alone: reduce_scatter by its operator and size = n x count x 4") {
+  // 8 ranks, float: count per rank = size / 32; algbw = size / time; busbw = algbw x 7/8.
+  // 1073741824 / 7000 us = 153.39 GB/s, x 7/8 = 134.22; 536870912 / 3600 us = 149.13, 130.49.
+  const std::string text = table_of(
+      "   536870912      16777216     float     sum      -1   3600.0  149.13  130.49      0   3610.0  148.72  130.13      0\n"
+      "  1073741824      33554432     float     sum      -1   7000.0  153.39  134.22      0   7010.0  153.17  134.03      0\n");
+  const NcclTestsIdentity id = identify_nccl_tests(parse_nccl_tests(text, "rs.txt"), "", "rs.txt");
+  CHECK(id.collective == "reduce_scatter");
+  CHECK(id.ranks == 8);
+}
+
+TEST_CASE("nccl-tests table alone: broadcast by its root, busbw = algbw") {
+  const std::string text = table_of(
+      "  1073741824     268435456     float    none       0   5000.0  214.75  214.75      0   4990.0  215.18  215.18      0\n");
+  CHECK(identify_nccl_tests(parse_nccl_tests(text, "b.txt"), "", "b.txt").collective == "broadcast");
+}
+
+TEST_CASE("nccl-tests table that fits several collectives is refused, naming them and --collective") {
+  // all_gather and alltoall print the same table (redop none, root -1, size = n x count x 4).
+  const std::string ag = table_of(
+      "  1073741824      33554432     float    none      -1   7000.0  153.39  134.22      0   7010.0  153.17  134.03      0\n");
+  test::require_input_error([&] { identify_nccl_tests(parse_nccl_tests(ag, "ag.txt"), "", "ag.txt"); },
+                            "collective",
+                            {"ag.txt", "does not name its *_perf binary", "fits all_gather or alltoall",
+                             "name it with --collective"});
+  CHECK(identify_nccl_tests(parse_nccl_tests(ag, "ag.txt"), "all_gather", "ag.txt").ranks == 8);
+  // A 2-rank all_reduce has busbw = algbw x 2(2-1)/2 = algbw, as sendrecv always has.
+  const std::string two = table_of(
+      "  1073741824     268435456     float     sum      -1   5000.0  214.75  214.75      0   4990.0  215.18  215.18      0\n");
+  test::require_input_error([&] { identify_nccl_tests(parse_nccl_tests(two, "two.txt"), "", "two.txt"); },
+                            "collective", {"fits all_reduce or send_recv"});
+  // 2021 versions print no redop column: all_gather, reduce_scatter and alltoall look the same.
+  const std::string old = without_command_line(read_data("nccl-tests-all-gather-2021-8xv100.txt"));
+  test::require_input_error(
+      [&] { identify_nccl_tests(parse_nccl_tests(old, "old.txt"), "", "old.txt"); }, "collective",
+      {"8 ranks", "no redop column", "fits all_gather, reduce_scatter or alltoall"});
+  CHECK(identify_nccl_tests(parse_nccl_tests(old, "old.txt"), "all_gather", "old.txt").collective == "all_gather");
+}
+
+TEST_CASE("nccl-tests --collective must agree with the output's own name, and be a nccl-tests collective") {
+  const NcclTestsRun run = parse_nccl_tests(read_data(kSample), "s.txt");
+  test::require_input_error([&] { identify_nccl_tests(run, "all_gather", "s.txt"); }, "collective",
+                            {"s.txt", "the output names all_reduce but --collective says all_gather"});
+  CHECK(identify_nccl_tests(run, "all_reduce", "s.txt").collective == "all_reduce");
+  test::require_input_error([&] { identify_nccl_tests(run, "allreduce", "s.txt"); }, "--collective",
+                            {"command line", "must be one of", "\"allreduce\""});
+}
+
+// ---- fits the sizes barely constrain ------------------------------------------------------------
+
+TEST_CASE("a fit from two large sizes is kept, with one warning naming the file") {
+  // 512 MiB in 4743.9 us and 1 GiB in 8828.8 us: the line through both has slope 4084.9 us per
+  // 512 MiB and meets size 0 at alpha = 4743.9 - 4084.9 = 659.0 us.
+  const std::string name = "nccl-tests-all-reduce-2-sizes-8xa100.txt";
+  const NcclTestsRun run = parse_nccl_tests(read_data(name), name);
+  std::vector<std::string> warnings;
+  const EfficiencyProfile p = refit_from_nccl_tests(load_profile("a100-megatron"), run, name, "", &warnings);
+  const CollectiveFit* f = fit_from(p, name);
+  REQUIRE(f != nullptr);
+  CHECK(f->alpha_s == Approx(659.0e-6).epsilon(1e-4));
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].rfind(name + ": ", 0) == 0);
+  CHECK(warnings[0].find("2 sizes") != std::string::npos);
+  CHECK(warnings[0].find("none <= 64 KiB") != std::string::npos);
+  CHECK(warnings[0].find("659.0 us") != std::string::npos);
+  CHECK(warnings[0].find('\n') == std::string::npos);
+}
+
+TEST_CASE("a sweep with no size <= 64 KiB warns; one from 8 B does not") {
+  std::vector<std::string> warnings;
+  // 2x8 sample: 15 sizes from 1 MiB.
+  (void)refit_from_nccl_tests(load_profile("a100-megatron"),
+                              parse_nccl_tests(read_data("nccl-tests-all-reduce-2x8xa100.txt"), "2x8"),
+                              "2x8", "", &warnings);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("15 sizes (1048576-17179869184 B), none <= 64 KiB") != std::string::npos);
+  warnings.clear();
+  (void)refit_from_nccl_tests(load_profile("a100-megatron"), parse_nccl_tests(read_data(kSample), "8"),
+                              "8", "", &warnings);
+  CHECK(warnings.empty());
 }

@@ -58,7 +58,8 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 ClusterGraph::ClusterGraph(const ClusterSpec& c) : ClusterGraph(c, default_node(c)) {}
 
-ClusterGraph::ClusterGraph(const ClusterSpec& c, const NodeDescription& node) : spec_(c) {
+ClusterGraph::ClusterGraph(const ClusterSpec& c, const NodeDescription& imported) : spec_(c) {
+  const NodeDescription node = with_cluster_nics(imported, c);
   check_node_fits(node, c, "node description");
   intra_collective_efficiency_ =
       c.intra.allreduce_busbw_bytes_per_s / c.intra.p2p_bandwidth_bytes_per_s;

@@ -15,14 +15,27 @@ struct Found {
   std::string busid;      // of the nearest enclosing <pci>
 };
 
+// One NIC: the <net> ports of one <nic> (a dual-port card lists two), or a <net> outside any.
+struct Nic {
+  std::vector<const xml::Element*> ports;
+  std::vector<int> path;  // of the <nic> (or the lone <net>)
+};
+
 void collect(const xml::Element& e, std::vector<int>& path, const std::string& busid,
-             std::vector<Found>& gpus, std::vector<Found>& nets) {
+             std::vector<Found>& gpus, std::vector<Nic>& nics) {
   const std::string here = e.name == "pci" ? e.attr("busid") : busid;
   if (e.name == "gpu") gpus.push_back({&e, path, here});
-  if (e.name == "net") nets.push_back({&e, path, here});
+  if (e.name == "net") nics.push_back({{&e}, path});
+  if (e.name == "nic") {
+    Nic n{{}, path};
+    for (const xml::Element& c : e.children)
+      if (c.name == "net") n.ports.push_back(&c);
+    if (!n.ports.empty()) nics.push_back(n);
+  }
   for (size_t i = 0; i < e.children.size(); ++i) {
+    if (e.name == "nic" && e.children[i].name == "net") continue;  // counted with its <nic>
     path.push_back(static_cast<int>(i));
-    collect(e.children[i], path, here, gpus, nets);
+    collect(e.children[i], path, here, gpus, nics);
     path.pop_back();
   }
 }
@@ -58,7 +71,8 @@ NodeDescription import_nccl_topology_xml(const std::string& text, const std::str
   const xml::Element root = xml::parse(text, source);
   if (root.name != "system")
     throw InputError(source, "line " + std::to_string(root.line), "root element must be <system> (got <" + root.name + ">)");
-  std::vector<Found> gpus, nets;
+  std::vector<Found> gpus;
+  std::vector<Nic> nets;
   std::vector<int> path;
   collect(root, path, "", gpus, nets);
   if (gpus.empty()) throw InputError(source, "<gpu>", "no GPU in the topology");
@@ -74,14 +88,28 @@ NodeDescription import_nccl_topology_xml(const std::string& text, const std::str
     gpu_by_busid[lower(g.busid)] = static_cast<int64_t>(d.vertices.size());
     d.vertices.push_back({"GPU" + g.e->attr("dev"), VertexKind::gpu});
   }
+  // A dual-port card is one NIC at the sum of its ports' speeds, named "port0+port1": NCCL fuses
+  // the ports under one <nic> into one virtual NIC by default (NCCL_NET_MERGE_LEVEL=PORT,
+  // ncclTopoGetFusionEnv in src/graph/topo.cc; speed summed and names joined with '+' in
+  // ncclIbMakeVDeviceInternal, src/transport/net_ib/init.cc), as the presets count NICs.
   int64_t nvswitch = -1;
-  for (const Found& n : nets) {
-    const double mbps = number_attr(*n.e, "speed", source);
-    if (mbps <= 0)
-      throw InputError(source, "line " + std::to_string(n.e->line) + ": <net speed>",
-                       "NIC " + n.e->attr("name") + ": bandwidth must be > 0 (got " + n.e->attr("speed") + ")");
-    d.vertices.push_back({n.e->attr("name").empty() ? "NIC" + std::to_string(d.vertices.size()) : n.e->attr("name"),
-                          VertexKind::nic});
+  std::vector<double> nic_bytes_per_s;
+  for (const Nic& n : nets) {
+    double mbps = 0;
+    std::string name;
+    bool unnamed = false;
+    for (const xml::Element* p : n.ports) {
+      unnamed = unnamed || p->attr("name").empty();
+      const double port_mbps = number_attr(*p, "speed", source);
+      if (port_mbps <= 0)
+        throw InputError(source, "line " + std::to_string(p->line) + ": <net speed>",
+                         "NIC " + p->attr("name") + ": bandwidth must be > 0 (got " + p->attr("speed") + ")");
+      mbps += port_mbps;
+      if (!name.empty()) name += '+';
+      name += p->attr("name");
+    }
+    nic_bytes_per_s.push_back(mbps * 1e6 / 8);
+    d.vertices.push_back({unnamed ? "NIC" + std::to_string(d.vertices.size()) : name, VertexKind::nic});
   }
   // NVLinks.
   for (size_t gi = 0; gi < gpus.size(); ++gi) {
@@ -126,8 +154,8 @@ NodeDescription import_nccl_topology_xml(const std::string& text, const std::str
     }
     ++used[best];
     d.gpu_nic.push_back(static_cast<int64_t>(best));
-    const double bw = number_attr(*nets[best].e, "speed", source) * 1e6 / 8;
-    d.links.push_back({static_cast<int64_t>(gi), first_nic + static_cast<int64_t>(best), LinkKind::pcie, bw, 0});
+    d.links.push_back({static_cast<int64_t>(gi), first_nic + static_cast<int64_t>(best), LinkKind::pcie,
+                       nic_bytes_per_s[best], 0});
   }
   return d;
 }

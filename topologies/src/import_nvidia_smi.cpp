@@ -63,9 +63,10 @@ NodeDescription import_nvidia_smi_topo(const std::string& text, const std::strin
 
   std::vector<std::string> gpu_cols, nic_cols;
   for (const std::string& c : columns) (starts_with(c, "GPU") ? gpu_cols : nic_cols).push_back(c);
-  if (nic_cols.empty()) throw InputError(source, "header", "no NIC column: the node cannot reach the network");
   NodeDescription d;
-  d.source = "nvidia-smi topo -m " + source;
+  // No NIC column: the NIC driver is not loaded, or a VM's NIC is not a PCIe device the driver
+  // shows. The node then has no NICs; in a cluster it gets the cluster's (with_cluster_nics).
+  d.source = "nvidia-smi topo -m " + source + (nic_cols.empty() ? " (no NIC columns)" : "");
   for (const std::string& g : gpu_cols) d.vertices.push_back({g, VertexKind::gpu});
   for (const std::string& n : nic_cols)
     d.vertices.push_back({nic_names.count(n) ? nic_names[n] : n, VertexKind::nic});
@@ -116,7 +117,7 @@ NodeDescription import_nvidia_smi_topo(const std::string& text, const std::strin
   }
   // Nearest NIC per GPU; ties to the least used.
   std::vector<int> used(nic_cols.size(), 0);
-  for (size_t a = 0; a < G; ++a) {
+  for (size_t a = 0; a < G && !nic_cols.empty(); ++a) {
     size_t best = nic_cols.size();
     int best_d = 0;
     for (size_t n = 0; n < nic_cols.size(); ++n) {

@@ -119,7 +119,9 @@ NodeDescription read_node_description(JsonObjectReader& r) {
   const std::vector<int64_t> nics = d.nic_vertices();
   if (gpus.empty()) r.fail("vertices", "must include at least one vertex of kind \"gpu\"");
   const nlohmann::json& rails = r.raw("gpu_nic");
-  if (!rails.is_array() || rails.size() != gpus.size())
+  // A node without NICs (imported from nvidia-smi without NIC columns) lists none.
+  const bool no_nics = nics.empty() && rails.is_array() && rails.empty();
+  if (!rails.is_array() || (rails.size() != gpus.size() && !no_nics))
     r.fail("gpu_nic", "must list one NIC name per GPU (" + std::to_string(gpus.size()) + " GPUs)");
   for (size_t i = 0; i < rails.size(); ++i) {
     const std::string name = rails[i].is_string() ? rails[i].get<std::string>() : "";
@@ -153,6 +155,21 @@ nlohmann::json to_json(const NodeDescription& d) {
   nlohmann::json rails = nlohmann::json::array();
   for (int64_t n : d.gpu_nic) rails.push_back(d.vertices[static_cast<size_t>(nics[static_cast<size_t>(n)])].name);
   return {{"source", d.source}, {"vertices", vs}, {"links", ls}, {"gpu_nic", rails}};
+}
+
+NodeDescription with_cluster_nics(NodeDescription d, const ClusterSpec& c) {
+  if (!d.nic_vertices().empty()) return d;
+  const NodeDescription wired = default_node(c);
+  const std::vector<int64_t> gpus = d.gpu_vertices();
+  if (static_cast<int64_t>(gpus.size()) != c.gpus_per_node) return d;  // check_node_fits says why
+  const auto first_nic = static_cast<int64_t>(d.vertices.size());
+  for (int64_t v : wired.nic_vertices()) d.vertices.push_back(wired.vertices[static_cast<size_t>(v)]);
+  d.gpu_nic = wired.gpu_nic;
+  for (size_t i = 0; i < gpus.size(); ++i)
+    d.links.push_back({gpus[i], first_nic + d.gpu_nic[i], LinkKind::pcie,
+                       c.inter.nic_bandwidth_bytes_per_s, 0});
+  d.source += "; NICs and GPU-NIC rails of cluster " + c.name;
+  return d;
 }
 
 void check_node_fits(const NodeDescription& d, const ClusterSpec& c, const std::string& source) {

@@ -36,9 +36,15 @@ Comparison compare(const Measurements& m, const EfficiencyProfile& prof);
 EfficiencyProfile refit_from_measurements(const EfficiencyProfile& base,
                                           const std::vector<Measurements>& runs);
 // Replaces (or adds) the fit of the run's collective, group size and span from its out-of-place
-// times (in-place where out-of-place is missing).
+// times (in-place where out-of-place is missing). The collective and ranks come from
+// identify_nccl_tests (nccl_tests_collective.hpp): the output's own name, else
+// collective_override (--collective), else the table. A fit from fewer than three sizes or
+// with none <= 64 KiB (its latency barely constrained) is kept, with one line in *warnings
+// naming the source.
 EfficiencyProfile refit_from_nccl_tests(const EfficiencyProfile& base, const NcclTestsRun& run,
-                                        const std::string& source);
+                                        const std::string& source,
+                                        const std::string& collective_override = "",
+                                        std::vector<std::string>* warnings = nullptr);
 // Scales the plan's framework entry so the plan's predicted iteration time equals the log's
 // median iteration time (first logged iteration excluded when there are more). Refuses a log
 // whose global batch size differs from the plan's.

@@ -10,7 +10,8 @@
 // instead of "#wrong", cells left blank (an all-gather's empty redop in some versions, a group not
 // measured) and "N/A" cells (no validation: -c 0). Extra columns of newer versions (#bitdiff,
 // per-iteration statistics, timestamp) are skipped. An mpirun --tag-output prefix such as
-// "[1,0]<stdout>:" is removed from every line. Other lines (NCCL INFO, warnings, the command line)
+// "[1,0]<stdout>:" (Open MPI 4) or "[prterun-host-123@1,0]<stdout>: " (Open MPI 5's --output tag)
+// is removed from every line; output pasted indented or inside ``` fences reads the same. Other lines (NCCL INFO, warnings, the command line)
 // are ignored.
 //
 // Units as printed: size in bytes, time in microseconds, bandwidths in GB/s (1e9 bytes/s).
@@ -53,6 +54,9 @@ struct NcclTestsRun {
   std::string version;  // "2.17.6" from "# nccl-tests version 2.17.6 ..." when present
   int64_t ranks = 0;    // number of "#  Rank N ... device D [bus] NAME" lines (0: table only)
   int64_t nodes = 0;    // distinct host names in those lines
+  int64_t gpus_per_process = 0;  // nThread x nGpus from "# nThread 1 nGpus 8 minBytes ..." (0: absent)
+  bool redop_column = false;     // the column header names redop (nccl-tests 2.13+: every test)
+  bool root_column = false;      // ... and root
   std::vector<std::string> devices;  // device name per rank line, e.g. "NVIDIA A100-SXM4-80GB"
   std::vector<std::string> hosts;    // host name per rank line
   std::vector<NcclTestsRow> rows;

@@ -67,7 +67,9 @@ struct ClassLayerEfficiency {
 
 // α–β fit of one collective on a group of `ranks` ranks on one node (intra_node) or spanning nodes
 // (inter_node): time = alpha_s + busbw_factor(collective, ranks) * bytes / busbw (nccl-tests
-// conventions; send_recv has factor 1). Groups of another size scale alpha by the ring's steps.
+// conventions; send_recv has factor 1). With a layout (nccl-tests import) it describes groups of
+// exactly that layout; without one, see collective_fit. Groups of another size (within a node)
+// scale alpha by the ring's steps.
 struct CollectiveFit {
   Collective collective = Collective::all_reduce;
   bool inter_node = false;
@@ -75,6 +77,16 @@ struct CollectiveFit {
   double alpha_s = 0;
   double busbw_bytes_per_s = 0;
   std::string source;  // e.g. "mpi microbenchmark, 24 sizes", "nccl-tests all_reduce_perf"
+  // The layout it was measured on (nodes x ranks on the fullest node); 0 = not recorded.
+  int64_t nodes = 0;
+  int64_t ranks_per_node = 0;
+};
+
+// A group's size and how it sits on nodes (topologies' GroupCost: size, nodes, per_node).
+struct GroupLayout {
+  int64_t ranks = 2;
+  int64_t nodes = 1;
+  int64_t per_node = 2;  // most members on one node
 };
 
 const char* collective_json_name(Collective c);
@@ -131,8 +143,8 @@ struct EfficiencyProfile {
   // else (tp > 0) the entry for any tp (tp 0), else nullptr. `exact`: the key's entry only.
   const ClassLayerEfficiency* class_layer(const std::string& op_class, const LayerKey& layer,
                                           bool exact = false) const;
-  // The fit for this collective and span with the nearest group size, or nullptr.
-  const CollectiveFit* collective_fit(Collective c, bool inter_node, int64_t ranks) const;
+  // The fit that describes a group of this layout, or nullptr (see docs/calibration.md).
+  const CollectiveFit* collective_fit(Collective c, const GroupLayout& g) const;
   // Throws InputError naming the framework and the known ones.
   const SoftwareStack& framework(const std::string& name) const;
   // The stack a job on this profile runs when it names none: megatron-lm where the profile has

@@ -8,7 +8,7 @@
 //    "vertices": [{"name": "GPU0", "kind": "gpu"}, {"name": "NVS", "kind": "nvswitch"}, ...],
 //    "links": [{"from": "GPU0", "to": "NVS", "kind": "nvlink",
 //               "bandwidth_bytes_per_s": 3e11, "latency_s": 1.7e-6}, ...],
-//    "gpu_nic": ["NIC0", ...]}
+//    "gpu_nic": ["NIC0", ...]}        ([] when the node lists no NIC: the cluster's are used)
 //
 // Links are bidirectional with the bandwidth per direction. Bandwidths are line rates (what the
 // hardware is sold as); the cluster graph scales them by the cluster spec's effective fractions.
@@ -61,6 +61,10 @@ NodeDescription default_node(const ClusterSpec& c);
 NodeDescription read_node_description(JsonObjectReader& r);
 NodeDescription load_node_description(const std::string& path);
 nlohmann::json to_json(const NodeDescription& d);
+
+// A node without NICs (nvidia-smi showed none) gets the cluster's NICs and GPU-NIC rails, as
+// default_node wires them; a node with NICs is returned as is.
+NodeDescription with_cluster_nics(NodeDescription d, const ClusterSpec& c);
 
 // Throws InputError(source, ...) when the node does not fit the cluster (GPUs or NICs per node).
 void check_node_fits(const NodeDescription& d, const ClusterSpec& c, const std::string& source);

@@ -20,6 +20,7 @@
 
 #include "blas_env.hpp"
 #include "commands.hpp"
+#include "text_input.hpp"
 #include "parallax/calibration/closed_loop.hpp"
 #include "parallax/calibration/fit.hpp"
 #include "parallax/calibration/machine.hpp"
@@ -51,14 +52,6 @@ struct CalibrateOptions {
   std::string worker;   // internal: run as a rank of the sweep with this request file
   std::string raw_out;  // keep the raw microbenchmark results here
 };
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "$", "cannot read file");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string self_exe() {
   char self[4096] = {0};

@@ -7,11 +7,13 @@
 #include "parallax/core/spec_json.hpp"
 #include "parallax/costmodel/predict.hpp"
 #include "parallax/costmodel/prediction_json.hpp"
+#include "parallax/export/megatron.hpp"
 #include "parallax/inputs/job_flags.hpp"
 #include "parallax/inputs/plan_text.hpp"
 #include "plan_options.hpp"
 #include "prediction_text.hpp"
 #include "text_table.hpp"
+#include "text_input.hpp"
 
 namespace parallax::cli {
 namespace {
@@ -20,7 +22,30 @@ struct PredictArgs {
   PlanOptions plan;
   bool json = false;
   std::string out;
+  std::string megatron_args;  // a Megatron-LM command line to evaluate, file or "-"
 };
+
+// The plan of an existing Megatron-LM launch: its arguments give the model, batch, dtype and
+// parallel layout; --cluster, --gpus (or --nodes), --stack and --profile what they do not say.
+Resolved resolve_megatron(const PredictArgs& a) {
+  const std::string text = a.megatron_args == "-" ? read_stream(std::cin) : read_text(a.megatron_args);
+  const ResolvedJob j = resolve_job(a.plan);
+  PlanFile base;
+  base.cluster = j.cluster;
+  base.gpus = j.gpus;
+  base.job = j.job;
+  base.plan.order = a.plan.order;
+  const MegatronImport imp = import_megatron_command(text, base);
+  if (!imp.ignored.empty()) {
+    std::string list;
+    for (const std::string& x : imp.ignored) list += (list.empty() ? "" : ", ") + x;
+    std::cerr << "parallax: note: " << imp.ignored.size()
+              << " Megatron-LM arguments do not change the plan and were not read: " << list << "\n";
+  }
+  validate_plan(imp.file.model, imp.file.cluster, imp.file.job, imp.file.plan, imp.file.gpus,
+                a.megatron_args == "-" ? "stdin" : a.megatron_args);
+  return {imp.file, j.profile};
+}
 
 void print_text(const PlanFile& f, const EfficiencyProfile& prof, const Prediction& pr) {
   std::cout << inputs_header(f.model, f.cluster, f.gpus, f.job, prof.name)
@@ -31,7 +56,7 @@ void print_text(const PlanFile& f, const EfficiencyProfile& prof, const Predicti
 }
 
 void run_predict(const PredictArgs& a) {
-  const Resolved r = resolve(a.plan);
+  const Resolved r = a.megatron_args.empty() ? resolve(a.plan) : resolve_megatron(a);
   const Prediction pr = predict(r.file.model, r.file.cluster, r.file.job, r.file.plan, r.profile);
   if (!a.out.empty()) write_file_atomic(a.out, to_json(r.file).dump(2) + "\n");
   if (a.json) {
@@ -53,6 +78,9 @@ void add_predict_command(CLI::App& app) {
   add_plan_options(*sub, args->plan);
   sub->add_flag("--json", args->json, "print JSON");
   sub->add_option("--out", args->out, "write the plan file (model, cluster, job, plan)");
+  sub->add_option("--from-megatron-args", args->megatron_args,
+                  "a Megatron-LM command line (file, or - for stdin) to evaluate instead of the "
+                  "model and parallel flags; --cluster, --gpus, --stack, --profile still apply");
   sub->callback([args] { run_predict(*args); });
 }
 

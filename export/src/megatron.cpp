@@ -136,7 +136,66 @@ std::vector<std::string> split_args(const std::string& text) {
   return out;
 }
 
+namespace {
+
+PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
+                    std::vector<std::string>* ignored);
+
+}  // namespace
+
 PlanFile parse_megatron_args(const std::vector<std::string>& args, const PlanFile& base) {
+  return parse_args(args, base, nullptr);
+}
+
+MegatronImport import_megatron_command(const std::string& text, const PlanFile& base) {
+  // A launch script as Megatron-LM's examples write them (examples/gpt3/
+  // train_gpt3_175b_distributed.sh: bash arrays of flags, comments, torchrun ... pretrain_gpt.py
+  // "${ARGS[@]}"), or the arguments alone: every --flag of the text is read, shell comments and
+  // quotes dropped, words that are neither flags nor their values skipped.
+  std::string clean;
+  bool comment = false;
+  char prev = '\n';
+  for (char c : text) {
+    if (c == '\n') comment = false;
+    else if (c == '#' && (prev == ' ' || prev == '\t' || prev == '\n')) comment = true;
+    prev = c;
+    if (comment) continue;
+    clean += (c == '"' || c == '\'' || c == '(' || c == ')') ? ' ' : c;
+  }
+  const std::vector<std::string> tokens = split_args(clean);
+  // The model comes from the arguments alone: nothing of the base's shape may leak in.
+  PlanFile blank = base;
+  blank.model = ModelSpec{};
+  blank.model.name = "megatron-args";
+  blank.model.source = "Megatron-LM command line";
+  blank.job.global_batch = 0;
+  MegatronImport out;
+  bool vocab_file = false;
+  for (const std::string& t : tokens) vocab_file = vocab_file || t == "--vocab-file";
+  out.file = parse_args(tokens, blank, &out.ignored);
+  ModelSpec& m = out.file.model;
+  // --vocab-file with --merge-file is GPT-2's BPE (Megatron-LM's GPT2BPETokenizer): 50,257
+  // tokens (Radford et al. 2019), which Megatron pads itself.
+  if (m.vocab <= 0 && vocab_file) m.vocab = 50257;
+  const std::pair<const char*, int64_t> needed[] = {
+      {"--num-layers", m.layers}, {"--hidden-size", m.hidden}, {"--num-attention-heads", m.heads},
+      {"--seq-length", m.seq_len}, {"--global-batch-size", out.file.job.global_batch},
+      {"--vocab-size", m.vocab}};
+  for (const auto& [flag, v] : needed)
+    if (v <= 0)
+      throw InputError("megatron args", flag,
+                       std::string("is needed: the command line does not say it") +
+                           (std::string(flag) == "--vocab-size" ? " (its tokenizer's vocabulary is not in the arguments)" : ""));
+  // Megatron-LM's default FFN (arguments.py): 4h, or with SwiGLU 2/3 of it in multiples of 64.
+  if (m.ffn_hidden <= 0)
+    m.ffn_hidden = m.activation == Activation::swiglu ? (4 * m.hidden * 2 / 3) / 64 * 64 : 4 * m.hidden;
+  return out;
+}
+
+namespace {
+
+PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
+                    std::vector<std::string>* ignored) {
   PlanFile f = base;
   ModelSpec& m = f.model;
   PlanSpec& p = f.plan;
@@ -155,6 +214,7 @@ PlanFile parse_megatron_args(const std::vector<std::string>& args, const PlanFil
   std::string recompute_method;
   int64_t recompute_num_layers = 0;
   bool megatron_fsdp = false;
+  int64_t virtual_stages = 0, train_samples = 0, microbatch_group = 0, train_iters = 0;
   std::string sharding = "optim_grads_params", ckpt_format, fp8_format, fp8_recipe = "delayed";
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -230,7 +290,25 @@ PlanFile parse_megatron_args(const std::vector<std::string>& args, const PlanFil
     else if (a == "--bf16") f.job.dtype = Dtype::bf16;
     else if (a == "--fp16") f.job.dtype = Dtype::fp16;
     else if (a == "--train-iters") {
-      f.job.tokens = static_cast<double>(integer() * f.job.global_batch * m.seq_len);
+      train_iters = integer();
+    } else if (a == "--virtual-pipeline-model-parallel-size") {
+      virtual_stages = integer();
+    } else if (a == "--train-samples") {
+      train_samples = integer();
+    } else if (a == "--context-parallel-size" || a == "--expert-model-parallel-size" ||
+               a == "--expert-tensor-parallel-size") {
+      if (integer() > 1)
+        throw InputError("megatron args", a, "above 1 is not modelled yet (context and expert parallelism)");
+    } else if (a == "--num-experts") {
+      value();
+      throw InputError("megatron args", a, "mixture-of-experts models are not modelled yet");
+    } else if (a == "--microbatch-group-size-per-virtual-pipeline-stage") {
+      microbatch_group = integer();
+    } else if (ignored != nullptr && a.rfind("--", 0) == 0) {
+      if (std::find(ignored->begin(), ignored->end(), a) == ignored->end()) ignored->push_back(a);
+      while (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) ++i;  // its values
+    } else if (ignored != nullptr) {
+      continue;  // a word of the script around the flags
     } else {
       throw InputError("megatron args", a, "unknown argument");
     }
@@ -262,11 +340,26 @@ PlanFile parse_megatron_args(const std::vector<std::string>& args, const PlanFil
   if (p.recompute == Recompute::full && recompute_method == "block") {
     p.recompute_layers = recompute_num_layers;
   }
-  p.vpp = layers_per_virtual > 0 ? m.layers / (p.pp * layers_per_virtual) : 1;
+  p.vpp = layers_per_virtual > 0 ? m.layers / (p.pp * layers_per_virtual)
+          : virtual_stages > 0  ? virtual_stages
+                                : 1;
+  if (train_iters > 0) f.job.tokens = static_cast<double>(train_iters * f.job.global_batch * m.seq_len);
+  if (train_samples > 0) f.job.tokens = static_cast<double>(train_samples * m.seq_len);
+  if (microbatch_group > 0 && microbatch_group != p.pp)
+    throw InputError("megatron args", "--microbatch-group-size-per-virtual-pipeline-stage",
+                     "only Megatron-LM's default, pp micro-batches per group, is modelled (got " +
+                         std::to_string(microbatch_group) + ", pp " + std::to_string(p.pp) + ")");
   p.schedule = p.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
+  if (p.tp < 1 || p.pp < 1 || f.gpus % (p.tp * p.pp) != 0)
+    throw InputError("megatron args", "--tensor-model-parallel-size",
+                     "tp (" + std::to_string(p.tp) + ") x pp (" + std::to_string(p.pp) +
+                         ") must divide the GPU count (" + std::to_string(f.gpus) + ", --gpus)");
+  if (p.micro_batch < 1) throw InputError("megatron args", "--micro-batch-size", "must be >= 1");
   p.dp = f.gpus / (p.tp * p.pp);
   p.num_micro_batches = f.job.global_batch / (p.micro_batch * p.dp);
   return f;
 }
+
+}  // namespace
 
 }  // namespace parallax

@@ -31,4 +31,17 @@ std::string megatron_args_text(const PlanFile& f, const MegatronData& data = {})
 PlanFile parse_megatron_args(const std::vector<std::string>& args, const PlanFile& base);
 std::vector<std::string> split_args(const std::string& text);
 
+// A command line as users have it (a launch script with bash arrays of flags and comments, as
+// Megatron-LM's examples are written, or the arguments alone): every --flag is read as above,
+// except that arguments Parallax does not model and that do not change the plan (--save,
+// --log-interval, torchrun's own) are skipped with their values and listed in `ignored`, and
+// other words are skipped. Arguments that change the plan in ways the cost model cannot express
+// (context or expert parallelism, a microbatch group size) are refused; the model's shape and
+// the batch must all be in the text (--vocab-file alone means GPT-2's 50,257 tokens).
+struct MegatronImport {
+  PlanFile file;
+  std::vector<std::string> ignored;
+};
+MegatronImport import_megatron_command(const std::string& text, const PlanFile& base);
+
 }  // namespace parallax

@@ -1,0 +1,123 @@
+// `parallax predict --from-megatron-args`: an existing Megatron-LM launch evaluated as it is.
+// The launch script is written here in the format of Megatron-LM's own example,
+// examples/gpt3/train_gpt3_175b_distributed.sh (NVIDIA/Megatron-LM main, 2026): bash arrays of
+// flags with comments, torchrun's own arguments, and pretrain_gpt.py "${ARRAYS[@]}".
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cli_runner.hpp"
+
+namespace {
+
+using Result = parallax::test::CliResult;
+Result run(const std::string& args) { return parallax::test::run_cli(args); }
+
+std::string temp_file(const std::string& name, const std::string& text) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("parallax_import_" + std::to_string(getpid()) + "_" + name))
+                               .string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string launch_script(const std::string& model_parallel_args) {
+  return R"(#!/bin/bash
+# Runs the "175B" parameter model
+export CUDA_DEVICE_MAX_CONNECTIONS=1
+GPUS_PER_NODE=8
+DISTRIBUTED_ARGS=(
+    --nproc_per_node $GPUS_PER_NODE
+    --nnodes $NUM_NODES
+)
+GPT_MODEL_ARGS=(
+    --num-layers 96
+    --hidden-size 12288
+    --num-attention-heads 96
+    --seq-length 2048
+    --max-position-embeddings 2048
+    --attention-backend auto # Can use (flash/fused/unfused/local)
+)
+TRAINING_ARGS=(
+    --micro-batch-size 1
+    --global-batch-size 1536
+    --train-iters 500000
+    --weight-decay 0.1
+    --clip-grad 1.0
+    --bf16
+    --lr 6.0e-5
+    --lr-decay-style cosine
+)
+MODEL_PARALLEL_ARGS=(
+)" + model_parallel_args + R"(
+)
+DATA_ARGS=(
+    --data-path $DATA_PATH
+    --vocab-file $VOCAB_FILE
+    --merge-file $MERGE_FILE
+    --split 949,50,1
+)
+torchrun ${DISTRIBUTED_ARGS[@]} pretrain_gpt.py \
+    ${GPT_MODEL_ARGS[@]} \
+    ${TRAINING_ARGS[@]} \
+    ${MODEL_PARALLEL_ARGS[@]} \
+    ${DATA_ARGS[@]}
+)";
+}
+
+std::string line_with(const std::string& text, const std::string& key) {
+  const size_t at = text.find(key);
+  if (at == std::string::npos) return "absent";
+  return text.substr(at, text.find('\n', at) - at);
+}
+
+}  // namespace
+
+TEST_CASE("predict evaluates Megatron-LM's own launch script format as the same flags would") {
+  const std::string script = temp_file(
+      "gpt3.sh", launch_script("\t--tensor-model-parallel-size 8\n\t--pipeline-model-parallel-size 16\n"));
+  const Result r = run("predict --from-megatron-args " + script + " --gpus 1024");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("tp=8 pp=16 dp=8 mbs=1 m=192") != std::string::npos);
+  // What the script does not say about the plan is listed, once, on stderr.
+  CHECK(r.err.find("--save") == std::string::npos);
+  CHECK(r.err.find("--weight-decay") != std::string::npos);
+  CHECK(r.err.find("--nproc_per_node") != std::string::npos);
+  // The same model and plan through the flags: GPT-3 175B's shape (Brown et al. 2020), GPT-2's
+  // 50,257-token vocabulary (--vocab-file), Megatron's defaults (ffn 4h, dropout 0.1).
+  const std::string model = temp_file(
+      "gpt3.json", R"({"name": "megatron-args", "layers": 96, "hidden": 12288, "heads": 96,
+                       "seq_len": 2048, "vocab": 50257, "ffn_hidden": 49152, "dropout": 0.1})");
+  const Result f = run("predict --model " + model + " --gpus 1024 --global-batch 1536 --tp 8 --pp 16 "
+                       "--mbs 1 --recompute none --tokens " + std::to_string(500000LL * 1536 * 2048));
+  REQUIRE(f.code == 0);
+  CHECK(line_with(r.out, "iteration time") == line_with(f.out, "iteration time"));
+  CHECK(line_with(r.out, "tokens/s") == line_with(f.out, "tokens/s"));
+  // From stdin.
+  const Result s = run("predict --from-megatron-args - --gpus 1024 < " + script);
+  CHECK(s.code == 0);
+  CHECK(line_with(s.out, "iteration time") == line_with(f.out, "iteration time"));
+}
+
+TEST_CASE("an imported Megatron-LM launch the model cannot express gets one line and exit 2") {
+  const std::string cp = temp_file(
+      "cp.sh", launch_script("--tensor-model-parallel-size 8 --context-parallel-size 2"));
+  const Result c = run("predict --from-megatron-args " + cp + " --gpus 1024");
+  CHECK(c.code == 2);
+  CHECK(c.err.find("--context-parallel-size: above 1 is not modelled yet") != std::string::npos);
+  const Result v = run("predict --from-megatron-args " + temp_file("var.sh", launch_script("--tensor-model-parallel-size $TP")) +
+                       " --gpus 1024");
+  CHECK(v.code == 2);
+  CHECK(v.err.find("--tensor-model-parallel-size: must be an integer (got \"$TP\")") != std::string::npos);
+  // A Hugging Face tokenizer's vocabulary is not in the arguments: --vocab-size is needed.
+  const Result t = run("predict --gpus 8 --from-megatron-args " +
+                       temp_file("hf.txt", "--num-layers 2 --hidden-size 256 --num-attention-heads 4 "
+                                           "--seq-length 128 --global-batch-size 8 --micro-batch-size 1 "
+                                           "--tokenizer-type HuggingFaceTokenizer --tokenizer-model x"));
+  CHECK(t.code == 2);
+  CHECK(t.err.find("--vocab-size: is needed") != std::string::npos);
+}

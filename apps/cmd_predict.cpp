@@ -1,15 +1,18 @@
 // parallax predict: the analytic prediction of one hand-chosen plan.
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "commands.hpp"
 #include "parallax/core/atomic_file.hpp"
+#include "parallax/core/error.hpp"
 #include "parallax/core/spec_json.hpp"
 #include "parallax/costmodel/predict.hpp"
 #include "parallax/costmodel/prediction_json.hpp"
 #include "parallax/export/megatron.hpp"
 #include "parallax/inputs/job_flags.hpp"
 #include "parallax/inputs/plan_text.hpp"
+#include "parallax/inputs/recipe.hpp"
 #include "plan_options.hpp"
 #include "prediction_text.hpp"
 #include "text_table.hpp"
@@ -23,6 +26,8 @@ struct PredictArgs {
   bool json = false;
   std::string out;
   std::string megatron_args;  // a Megatron-LM command line to evaluate, file or "-"
+  std::string recipe;         // a YAML/JSON recipe: the flags' values in a file
+  std::set<std::string> given;  // recipe keys of the flags typed on the command line
 };
 
 // The plan of an existing Megatron-LM launch: its arguments give the model, batch, dtype and
@@ -56,7 +61,11 @@ void print_text(const PlanFile& f, const EfficiencyProfile& prof, const Predicti
 }
 
 void run_predict(const PredictArgs& a) {
-  const Resolved r = a.megatron_args.empty() ? resolve(a.plan) : resolve_megatron(a);
+  if (!a.recipe.empty() && !a.megatron_args.empty())
+    throw InputError("command line", "--from-recipe", "cannot be combined with --from-megatron-args");
+  const Resolved r = !a.megatron_args.empty() ? resolve_megatron(a)
+                     : !a.recipe.empty()      ? resolve_recipe(a.recipe, read_recipe(a.recipe, a.plan, a.given), a.given)
+                                              : resolve(a.plan);
   const Prediction pr = predict(r.file.model, r.file.cluster, r.file.job, r.file.plan, r.profile);
   if (!a.out.empty()) write_file_atomic(a.out, to_json(r.file).dump(2) + "\n");
   if (a.json) {
@@ -78,10 +87,17 @@ void add_predict_command(CLI::App& app) {
   add_plan_options(*sub, args->plan);
   sub->add_flag("--json", args->json, "print JSON");
   sub->add_option("--out", args->out, "write the plan file (model, cluster, job, plan)");
+  sub->add_option("--from-recipe", args->recipe,
+                  "a YAML or JSON file of the flags' values (model, cluster, gpus, stack, tp, pp, "
+                  "...): its keys override the flags' defaults");
   sub->add_option("--from-megatron-args", args->megatron_args,
                   "a Megatron-LM command line (file, or - for stdin) to evaluate instead of the "
                   "model and parallel flags; --cluster, --gpus, --stack, --profile still apply");
-  sub->callback([args] { run_predict(*args); });
+  sub->callback([args, sub] {
+    for (const CLI::Option* opt : sub->get_options())
+      if (opt->count() > 0) args->given.insert(recipe_key(opt->get_name()));
+    run_predict(*args);
+  });
 }
 
 }  // namespace parallax::cli

@@ -121,3 +121,51 @@ TEST_CASE("an imported Megatron-LM launch the model cannot express gets one line
   CHECK(t.code == 2);
   CHECK(t.err.find("--vocab-size: is needed") != std::string::npos);
 }
+
+TEST_CASE("a recipe file gives the flags' values: YAML or JSON, typed flags win, bad keys named") {
+  const std::string yaml = temp_file("recipe.yaml", R"(# Llama 2 70B on 512 H100s
+model: llama2-70b
+cluster: dgx-h100-superpod
+gpus: 512
+global_batch: 1024
+stack: megatron-core
+tp: 8
+pp: 4
+sp: true
+recompute: selective
+zero: 1
+)");
+  const Result r = run("predict --from-recipe " + yaml);
+  REQUIRE(r.code == 0);
+  const Result f = run("predict --model llama2-70b --cluster dgx-h100-superpod --gpus 512 --global-batch 1024 "
+                       "--stack megatron-core --tp 8 --pp 4 --sp --recompute selective --zero 1");
+  REQUIRE(f.code == 0);
+  CHECK(line_with(r.out, "iteration time") == line_with(f.out, "iteration time"));
+  CHECK(line_with(r.out, "plan ") == line_with(f.out, "plan "));
+  // JSON is YAML too.
+  const std::string json = temp_file(
+      "recipe.json", R"({"model": "llama2-70b", "cluster": "dgx-h100-superpod", "gpus": 512,
+                        "global_batch": 1024, "stack": "megatron-core", "tp": 8, "pp": 4,
+                        "sp": true, "recompute": "selective", "zero": 1})");
+  const Result j = run("predict --from-recipe " + json);
+  REQUIRE(j.code == 0);
+  CHECK(line_with(j.out, "iteration time") == line_with(f.out, "iteration time"));
+  // A flag typed on the command line wins over the file.
+  const Result t = run("predict --from-recipe " + yaml + " --tp 4");
+  REQUIRE(t.code == 0);
+  CHECK(line_with(t.out, "plan ").find("tp=4 pp=4 dp=32") != std::string::npos);
+  // Errors name the file and the key.
+  const Result k = run("predict --from-recipe " + temp_file("typo.yaml", "tq: 8\n"));
+  CHECK(k.code == 2);
+  CHECK(k.err.find("typo.yaml: $.tq: unknown key") != std::string::npos);
+  const Result d = run("predict --from-recipe " + yaml + " --gpus 500");
+  CHECK(d.code == 2);
+  CHECK(d.err.find("--gpus") != std::string::npos);  // the typed flag's own value, named as a flag
+  const Result v = run("predict --from-recipe " + temp_file("div.yaml", "model: llama2-70b\ncluster: dgx-h100-superpod\n"
+                                                                      "gpus: 512\nglobal_batch: 1024\ntp: 3\npp: 4\n"));
+  CHECK(v.code == 2);
+  CHECK(v.err.find("div.yaml: $.") != std::string::npos);
+  const Result m = run("predict --from-recipe " + temp_file("bad.yaml", "tp: [3\n"));
+  CHECK(m.code == 2);
+  CHECK(m.err.find("bad.yaml: $: malformed YAML at line 2") != std::string::npos);
+}

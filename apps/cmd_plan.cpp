@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "commands.hpp"
 #include "parallax/core/atomic_file.hpp"
@@ -13,10 +14,12 @@
 #include "parallax/core/spec_json.hpp"
 #include "parallax/costmodel/prediction_json.hpp"
 #include "parallax/inputs/plan_text.hpp"
+#include "parallax/inputs/recipe.hpp"
 #include "parallax/inputs/search_flags.hpp"
 #include "parallax/planner/planner.hpp"
 #include "parallax/planner/sensitivity.hpp"
 #include "parallax/planner/simulator_refiner.hpp"
+#include "plan_csv.hpp"
 #include "plan_options.hpp"
 #include "prediction_text.hpp"
 #include "search_options.hpp"
@@ -36,6 +39,9 @@ struct PlanArgs {
   std::string out;
   std::string compare;  // a plan file to compare the winner with
   int threads = 0;
+  std::string search_file;  // plan --search: the job and what to search, in a YAML/JSON file
+  std::string csv;          // every candidate with its fate, to this file ("-": stdout)
+  std::set<std::string> given;  // recipe keys of the flags typed on the command line
 };
 
 // A progress bar on stderr when it is a terminal and the search has run for over a second.
@@ -101,12 +107,23 @@ nlohmann::json search_json(const SearchResult& res, int64_t top) {
 }
 
 void run_plan(const PlanArgs& a) {
-  PlannerInputs in = planner_inputs(resolve_job(a.job), a.search);
+  PlannerInputs in =
+      a.search_file.empty()
+          ? planner_inputs(resolve_job(a.job), a.search)
+          : search_file_inputs(a.search_file, read_search_file(a.search_file, a.job, a.search, a.given),
+                               a.given);
   in.top_k = a.simulate_top;
   in.threads = a.threads;
+  in.options.record_candidates = !a.csv.empty();
   const Topology topo(in.cluster);
   const SearchResult res = search_plans(in, topo, in.top_k > 0 ? simulator_refiner(in, topo) : Refiner{},
                                         a.json ? Progress{} : progress_bar());
+  if (!a.csv.empty()) {
+    // Written whether or not a plan fits: the rejections are the answer then.
+    if (a.csv == "-") std::cout << candidates_csv(res);
+    else write_file_atomic(a.csv, candidates_csv(res));
+    if (a.csv == "-") return;
+  }
   if (a.explain && res.plans.empty()) std::cerr << rejections_text(res);
   if (res.plans.empty()) throw no_plan_error(res, in.gpus);
 
@@ -195,7 +212,17 @@ void add_plan_command(CLI::App& app) {
       ->check(CLI::Range(0, 1024));
   sub->add_flag("--json", args->json, "print JSON");
   sub->add_option("--out", args->out, "write the winner's plan file");
-  sub->callback([args] { run_plan(*args); });
+  sub->add_option("--search", args->search_file,
+                  "a YAML or JSON search file: the job (model, cluster, gpus, stack, ...) and what to "
+                  "search (tp, pp, mbs, recompute, zero, sp as values or lists; constraints)");
+  sub->add_option("--csv", args->csv,
+                  "write every candidate with its fate (ranked, out of memory, or the rule that "
+                  "rejected it) as CSV to this file; - prints it instead of the tables");
+  sub->callback([args, sub] {
+    for (const CLI::Option* opt : sub->get_options())
+      if (opt->count() > 0) args->given.insert(recipe_key(opt->get_name()));
+    run_plan(*args);
+  });
 }
 
 }  // namespace parallax::cli

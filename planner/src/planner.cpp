@@ -69,6 +69,7 @@ SearchResult search_plans(const PlannerInputs& in, const Topology& topo, const R
   res.rejected_by_rule = std::move(cands.rejected_by_rule);
   res.rejected_by_reason = std::move(cands.rejected_by_reason);
   res.evaluated = static_cast<int64_t>(cands.admitted.size());
+  res.rejected = std::move(cands.rejected);
 
   std::vector<RankedPlan> all = predict_all(in, topo, cands.admitted, progress);
   for (RankedPlan& r : all) {
@@ -88,6 +89,7 @@ SearchResult search_plans(const PlannerInputs& in, const Topology& topo, const R
     if (!res.closest || over < res.closest->prediction.peak_bytes + res.closest->prediction.reserve_bytes) {
       res.closest = r;
     }
+    if (in.options.record_candidates) res.unfit.push_back(std::move(r));
   }
   std::sort(res.plans.begin(), res.plans.end(), better);
   if (refine) {

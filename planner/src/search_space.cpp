@@ -1,5 +1,7 @@
 #include "parallax/planner/search_space.hpp"
 
+#include <algorithm>
+
 #include "parallax/core/divisors.hpp"
 #include "parallax/core/stack_spec.hpp"
 
@@ -111,16 +113,20 @@ const Rule* first_broken_rule(const ModelSpec& m, const ClusterSpec& c, const Jo
 Candidates enumerate_plans(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j, int64_t gpus,
                            const SearchOptions& o) {
   Candidates out;
-  auto reject = [&](const Rule* rule) {
+  auto reject_plan = [&](const Rule* rule, const PlanSpec& p) {
     ++out.rejected_by_rule[rule->name];
     ++out.rejected_by_reason[to_string(rule->reason)];
+    if (o.record_candidates) out.rejected.push_back({p, rule->name});
+  };
+  auto allowed = [](const std::vector<int64_t>& values, int64_t x) {
+    return values.empty() || std::find(values.begin(), values.end(), x) != values.end();
   };
   for (int64_t tp : divisors(gpus)) {
     if (tp > m.heads) break;
-    if (o.force_tp > 0 && tp != o.force_tp) continue;
+    if ((o.force_tp > 0 && tp != o.force_tp) || !allowed(o.tp_values, tp)) continue;
     for (int64_t pp : divisors(gpus / tp)) {
       if (pp > m.layers) break;
-      if (o.force_pp > 0 && pp != o.force_pp) continue;
+      if ((o.force_pp > 0 && pp != o.force_pp) || !allowed(o.pp_values, pp)) continue;
       const int64_t dp = gpus / (tp * pp);
       PlanSpec base;
       base.tp = tp;
@@ -132,12 +138,12 @@ Candidates enumerate_plans(const ModelSpec& m, const ClusterSpec& c, const JobSp
           r != nullptr &&
           !(pipeline_splits.size() > 0 && std::string(r->name) == "pp-divides-layers")) {
         ++out.considered;
-        reject(r);
+        reject_plan(r, base);
         continue;
       }
       if (pipeline_splits.empty()) {
         ++out.considered;
-        reject(&plan_rules()[kPpLayers]);
+        reject_plan(&plan_rules()[kPpLayers], base);
         continue;
       }
       for (const auto& [first, last] : pipeline_splits) {
@@ -146,6 +152,7 @@ Candidates enumerate_plans(const ModelSpec& m, const ClusterSpec& c, const JobSp
         const int64_t per_replica = j.global_batch / dp;
         for (int64_t mbs : divisors(per_replica)) {
           if (mbs > o.max_micro_batch) break;
+          if (!allowed(o.mbs_values, mbs)) continue;
           base.micro_batch = mbs;
           base.num_micro_batches = per_replica / mbs;
           // Schedules: no pipeline, or 1F1B, GPipe and interleaved with every vpp.
@@ -160,6 +167,9 @@ Candidates enumerate_plans(const ModelSpec& m, const ClusterSpec& c, const JobSp
           for (const auto& [sched, vpp] : schedules) {
             for (Recompute rc : o.recompute) {
               for (int sp = 0; sp <= (o.sequence_parallel && tp > 1 ? 1 : 0); ++sp) {
+                if (!o.sp_values.empty() &&
+                    std::find(o.sp_values.begin(), o.sp_values.end(), sp == 1) == o.sp_values.end())
+                  continue;
                 for (int64_t z : o.zero) {
                   if (dp == 1 && z > 0) continue;  // nothing to shard
                   PlanSpec p = base;
@@ -170,7 +180,7 @@ Candidates enumerate_plans(const ModelSpec& m, const ClusterSpec& c, const JobSp
                   p.zero = z;
                   ++out.considered;
                   if (const Rule* r = first_broken_rule(m, c, j, p, gpus, o)) {
-                    reject(r);
+                    reject_plan(r, p);
                   } else {
                     out.admitted.push_back(p);
                   }

@@ -47,6 +47,10 @@ struct SearchResult {
   std::map<std::string, int64_t> rejected_by_rule;
   std::map<std::string, int64_t> rejected_by_reason;
   std::optional<RankedPlan> closest;  // when nothing fits: the admitted plan nearest to fitting
+  // With SearchOptions::record_candidates: the rule-rejected candidates, and the admitted plans
+  // that do not fit in memory, with their predictions.
+  std::vector<RejectedPlan> rejected;
+  std::vector<RankedPlan> unfit;
   double search_time_s = 0;
 };
 

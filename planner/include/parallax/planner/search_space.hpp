@@ -29,6 +29,18 @@ struct SearchOptions {
   int64_t max_micro_batch = 64;      // largest micro-batch size considered
   int64_t force_tp = 0;              // 0 = search
   int64_t force_pp = 0;
+  // Only these values (a search file's lists); empty = every value.
+  std::vector<int64_t> tp_values, pp_values, mbs_values;
+  std::vector<bool> sp_values;       // empty: off, and on when tp > 1 and sequence_parallel
+  // Keep every candidate with its fate (plan --csv): rule-rejected ones in Candidates::rejected
+  // and SearchResult::rejected, memory-rejected ones in SearchResult::unfit.
+  bool record_candidates = false;
+};
+
+// A candidate a rule rejected; plans rejected before the micro-batch is chosen have micro_batch 0.
+struct RejectedPlan {
+  PlanSpec plan;
+  std::string rule;
 };
 
 struct Rule {
@@ -42,6 +54,7 @@ const std::vector<Rule>& plan_rules();
 
 struct Candidates {
   std::vector<PlanSpec> admitted;                 // before the memory filter
+  std::vector<RejectedPlan> rejected;             // with SearchOptions::record_candidates
   std::map<std::string, int64_t> rejected_by_rule;
   std::map<std::string, int64_t> rejected_by_reason;
   int64_t considered = 0;

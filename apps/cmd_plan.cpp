@@ -15,6 +15,7 @@
 #include "parallax/costmodel/prediction_json.hpp"
 #include "parallax/inputs/plan_text.hpp"
 #include "parallax/inputs/recipe.hpp"
+#include "parallax/inputs/search_file.hpp"
 #include "parallax/inputs/search_flags.hpp"
 #include "parallax/planner/planner.hpp"
 #include "parallax/planner/sensitivity.hpp"

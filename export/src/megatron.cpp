@@ -57,6 +57,18 @@ std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& da
     }
   }
   if (p.zero >= 1) a.push_back("--use-distributed-optimizer");
+  // The overlaps of the stack the plan was predicted for, where Megatron-LM has a flag
+  // (megatron/training/arguments.py): the gradient reduce-scatter under backward; the parameter
+  // all-gather under forward, which needs the first and the distributed optimizer; TP
+  // communication under GEMMs (Transformer Engine userbuffers), which needs sequence parallelism.
+  // Megatron overlaps p2p with the interleaved schedule by default; a stack that does not is
+  // said so, which validate_args allows only above pp 2 (on pp 2 the launch overlaps it).
+  const StackOverlap& ov = f.job.overlap;
+  const bool grad_reduce = ov.grad_reduce && p.dp > 1;
+  if (grad_reduce) a.push_back("--overlap-grad-reduce");
+  if (grad_reduce && ov.param_gather && p.zero >= 1) a.push_back("--overlap-param-gather");
+  if (ov.tp_comm && p.tp > 1 && p.sequence_parallel) a.push_back("--tp-comm-overlap");
+  if (!ov.p2p && p.vpp > 1 && p.pp > 2) a.push_back("--no-overlap-p2p-communication");
   if (p.zero >= 2) {
     // Megatron FSDP (megatron/training/arguments.py): optim_grads shards gradients too (ZeRO-2),
     // optim_grads_params parameters as well (ZeRO-3); it checkpoints only as fsdp_dtensor.
@@ -263,7 +275,9 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
     else if (a == "--data-parallel-sharding-strategy") sharding = value();
     else if (a == "--ckpt-format") ckpt_format = value();
     else if (a == "--fp8-format") fp8_format = value();
-    else if (a == "--mock-data") continue;  // data, tokenizer, schedule: not part of the plan
+    else if (a == "--mock-data" || a == "--overlap-grad-reduce" || a == "--overlap-param-gather" ||
+             a == "--tp-comm-overlap" || a == "--no-overlap-p2p-communication")
+      continue;  // data, tokenizer, schedule, the stack's overlaps: not part of the plan
     else if (a == "--data-path" || a == "--split" || a == "--tokenizer-type" ||
              a == "--tokenizer-model" || a == "--lr" || a == "--min-lr" ||
              a == "--lr-decay-style" || a == "--lr-warmup-fraction")

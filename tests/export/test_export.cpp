@@ -262,3 +262,27 @@ TEST_CASE("Llama exports say --disable-bias-linear; GPT exports keep their biase
   const auto gpt = megatron_args(plans[1]);
   CHECK(std::find(gpt.begin(), gpt.end(), "--disable-bias-linear") == gpt.end());
 }
+
+TEST_CASE("the export turns on the overlaps of the stack the plan was predicted for") {
+  // gpt3-175b on 1536 GPUs: tp 4, pp 8, vpp 3, sp, ZeRO-1 (the interleaved plan).
+  PlanFile f = three_plans()[1];
+  auto has = [](const std::vector<std::string>& a, const char* flag) {
+    return std::find(a.begin(), a.end(), flag) != a.end();
+  };
+  f.job.overlap = load_stack("megatron-core").overlap;  // everything overlapped
+  const auto core = megatron_args(f);
+  CHECK(has(core, "--overlap-grad-reduce"));
+  CHECK(has(core, "--overlap-param-gather"));  // validate_args: needs the distributed optimizer
+  CHECK(has(core, "--tp-comm-overlap"));       // validate_args: needs sequence parallelism
+  CHECK_FALSE(has(core, "--no-overlap-p2p-communication"));
+  f.job.overlap = load_stack("megatron-lm").overlap;  // Megatron-LM of 2021: nothing overlapped
+  const auto lm = megatron_args(f);
+  CHECK_FALSE(has(lm, "--overlap-grad-reduce"));
+  CHECK_FALSE(has(lm, "--tp-comm-overlap"));
+  CHECK(has(lm, "--no-overlap-p2p-communication"));  // pp 8 > 2
+  CHECK(parse_megatron_args(lm, f).plan == f.plan);
+  // Without sequence parallelism there is no TP overlap to turn on.
+  f.job.overlap = load_stack("megatron-core").overlap;
+  f.plan.sequence_parallel = false;
+  CHECK_FALSE(has(megatron_args(f), "--tp-comm-overlap"));
+}

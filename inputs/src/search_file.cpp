@@ -1,0 +1,88 @@
+#include "parallax/inputs/search_file.hpp"
+
+#include "flag_file.hpp"
+#include "parallax/core/spec_json.hpp"
+#include "parallax/inputs/recipe.hpp"
+
+namespace parallax {
+
+using flag_file::bool_of;
+using flag_file::int_of;
+using flag_file::values_of;
+
+SearchFile read_search_file(const std::string& path, const PlanOptions& base, const SearchFlags& flags,
+                            const std::set<std::string>& given) {
+  static const std::set<std::string> job_keys = {
+      "model", "cluster", "nodes", "gpus", "global_batch", "stack", "dtype", "bytes_per_param",
+      "attention_kernel", "tokens", "price", "profile", "order"};
+  SearchFile f;
+  f.job = base;
+  f.flags = flags;
+  auto ints = [&](const std::string& key, const YAML::Node& v, int64_t max) {
+    return values_of<int64_t>(path, key, v, [&](const std::string& t, const std::string& at) {
+      return int_of(path, t, at, 1, max);
+    });
+  };
+  auto one_bool = [&](const std::string& key, const YAML::Node& v) {
+    if (!v.IsScalar()) throw InputError(path, "$." + key, "must be true or false");
+    return bool_of(path, v.Scalar(), "$." + key);
+  };
+  const auto other = [&](const std::string& key, const YAML::Node& v) {
+    if (key == "tp") f.tp = ints(key, v, Limits::max_gpus);
+    else if (key == "pp") f.pp = ints(key, v, Limits::max_gpus);
+    else if (key == "mbs") f.mbs = ints(key, v, Limits::max_global_batch);
+    else if (key == "zero")
+      f.zero = values_of<int64_t>(path, key, v, [&](const std::string& t, const std::string& at) {
+        return int_of(path, t, at, 0, 3);
+      });
+    else if (key == "recompute")
+      f.recompute = values_of<Recompute>(path, key, v, [&](const std::string& t, const std::string& at) {
+        if (t == "none") return Recompute::none;
+        if (t == "selective") return Recompute::selective;
+        if (t == "full") return Recompute::full;
+        throw InputError(path, at, "must be none, selective or full (got \"" + t + "\")");
+      });
+    else if (key == "sp")
+      f.sp = values_of<bool>(path, key, v, [&](const std::string& t, const std::string& at) {
+        return bool_of(path, t, at);
+      });
+    else if (key == "cp" || key == "ep") {
+      for (int64_t x : ints(key, v, Limits::max_gpus))
+        if (x != 1)
+          throw InputError(path, "$." + key, std::string(key == "cp" ? "context" : "expert") +
+                                                 " parallelism is not modelled yet: only 1 (got " +
+                                                 std::to_string(x) + ")");
+    } else if (key == "allow_cross_node_tp") f.flags.allow_cross_node_tp = one_bool(key, v);
+    else if (key == "allow_all") f.flags.allow_all = one_bool(key, v);
+    else if (key == "uneven_pp") f.flags.uneven_pp = one_bool(key, v);
+    else if (key == "max_micro_batch") {
+      if (!v.IsScalar()) throw InputError(path, "$." + key, "must be an integer");
+      f.max_micro_batch = int_of(path, v.Scalar(), "$." + key, 1, Limits::max_global_batch);
+    } else return false;
+    return true;
+  };
+  flag_file::apply_job_keys(path, flag_file::load_mapping(path), f.job, given, &job_keys, other);
+  return f;
+}
+
+PlannerInputs search_file_inputs(const std::string& path, const SearchFile& f,
+                                 const std::set<std::string>& given) {
+  PlannerInputs in;
+  try {
+    in = planner_inputs(resolve_job(f.job), f.flags);
+  } catch (const InputError& e) {
+    if (e.path().rfind("--", 0) != 0 || given.count(recipe_key(e.path())) != 0) throw;
+    throw InputError(path, "$." + recipe_key(e.path()), e.rule());
+  }
+  SearchOptions& o = in.options;
+  o.tp_values = f.tp;
+  o.pp_values = f.pp;
+  o.mbs_values = f.mbs;
+  o.sp_values = f.sp;
+  if (!f.zero.empty()) o.zero = f.zero;
+  if (!f.recompute.empty()) o.recompute = f.recompute;
+  if (f.max_micro_batch > 0) o.max_micro_batch = f.max_micro_batch;
+  return in;
+}
+
+}  // namespace parallax

@@ -38,9 +38,11 @@ void add_export_command(CLI::App& app) {
   auto args = std::make_shared<ExportArgs>();
   CLI::App* sub = app.add_subcommand("export", "launch files for a plan (Megatron-LM, DeepSpeed, SLURM, mpirun)");
   sub->add_option("--plan", args->plan, "plan file (from plan --out or predict --out)")->required();
-  sub->add_option("--format", args->format, "megatron | deepspeed | slurm | mpirun")
+  sub->add_option("--format", args->format,
+                  "megatron | deepspeed | slurm | mpirun | megatron-deepspeed (a SLURM script with "
+                  "its DeepSpeed config)")
       ->required()
-      ->check(CLI::IsMember({"megatron", "deepspeed", "slurm", "mpirun"}));
+      ->check(CLI::IsMember({"megatron", "deepspeed", "slurm", "mpirun", "megatron-deepspeed"}));
   sub->add_option("--launcher", args->launcher, "slurm only: megatron (torchrun) | parallax (mpirun)")
       ->check(CLI::IsMember({"megatron", "parallax"}))
       ->capture_default_str();

@@ -280,7 +280,7 @@ JobSpec read_job(JsonObjectReader& r) {
 
 // "capabilities": {"zero": [0, 1], "schedules": ["1f1b", "interleaved"], "positions": [...],
 // "tensor_parallel": true, "sequence_parallel": true, "pipeline_parallel": true,
-// "grouped_query_attention": true, "uneven_stages": true, "fp8": true, "export": "megatron",
+// "grouped_query_attention": true, "uneven_stages": "any", "fp8": true, "export": "megatron",
 // "source": "..."}; what is left out is allowed.
 void read_stack_capabilities(JsonObjectReader& r, StackCapabilities& c) {
   JsonObjectReader o = r.object("capabilities");
@@ -302,7 +302,10 @@ void read_stack_capabilities(JsonObjectReader& r, StackCapabilities& c) {
   c.sequence_parallel = o.get_bool_or("sequence_parallel", c.tensor_parallel);
   c.pipeline_parallel = o.get_bool_or("pipeline_parallel", true);
   c.grouped_query_attention = o.get_bool_or("grouped_query_attention", true);
-  c.uneven_stages = o.get_bool_or("uneven_stages", true);
+  const std::string uneven = o.get_enum_or("uneven_stages", {"any", "none", "deepspeed_balanced"}, "any");
+  c.uneven_stages = uneven == "none" ? UnevenStages::none
+                    : uneven == "deepspeed_balanced" ? UnevenStages::deepspeed_balanced
+                                                     : UnevenStages::any;
   c.fp8 = o.get_bool_or("fp8", true);
   c.exporter = enum_from(o.get_enum_or("export", {"none", "megatron", "deepspeed", "parallax"}, "none"),
                          kExporters);

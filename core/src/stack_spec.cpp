@@ -50,9 +50,22 @@ std::optional<StackRefusal> stack_refusal(const ModelSpec& m, const JobSpec& j, 
   if (m.kv_heads != m.heads && !c.grouped_query_attention)
     return StackRefusal{"$.model.kv_heads", stack + "runs multi-head attention only (kv_heads " +
                                                 n(m.kv_heads) + ", heads " + n(m.heads) + ")"};
-  if ((p.first_stage_layers > 0 || p.last_stage_layers > 0) && !c.uneven_stages)
-    return StackRefusal{p.first_stage_layers > 0 ? "$.plan.first_stage_layers" : "$.plan.last_stage_layers",
-                        stack + "splits the pipeline evenly only"};
+  const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0;
+  const std::string uneven_path = p.first_stage_layers > 0 ? "$.plan.first_stage_layers" : "$.plan.last_stage_layers";
+  if (uneven && c.uneven_stages == UnevenStages::none)
+    return StackRefusal{uneven_path, stack + "splits the pipeline evenly only"};
+  if (uneven && c.uneven_stages == UnevenStages::deepspeed_balanced) {
+    // DeepSpeed's partition_balanced over unit weights: the smallest bottleneck ceil(L / pp),
+    // filled greedily from the first stage, the last taking what remains.
+    const int64_t per = (m.layers + p.pp - 1) / p.pp, last = m.layers - (p.pp - 1) * per;
+    if (p.first_stage_layers != per || p.last_stage_layers != last || last < 1)
+      return StackRefusal{uneven_path, stack + "cuts stages itself (DeepSpeed's partition_method "
+                                                 "type:transformer): " + n(m.layers) + " layers on pp " +
+                                                 n(p.pp) + (last < 1 ? " leave its last stage empty"
+                                                 : " run as " + n(per) + " per stage and " + n(last) +
+                                                       " on the last (first_stage_layers " + n(per) +
+                                                       ", last_stage_layers " + n(last) + ")")};
+  }
   if (!listed(c.positions, m.position))
     return StackRefusal{"$.model.position", stack + "has no " + to_string(m.position) + " position embedding"};
   if (j.dtype == Dtype::fp8 && !c.fp8) return StackRefusal{"$.job.dtype", stack + "does not train in fp8"};

@@ -14,8 +14,9 @@ std::string export_text(const PlanFile& f, const std::string& format, const Laun
     return slurm_launcher == "parallax" ? slurm_parallax_script(f, o) : slurm_megatron_script(f, o);
   }
   if (format == "mpirun") return mpirun_script(f, o);
+  if (format == "megatron-deepspeed") return slurm_megatron_deepspeed_script(f, o);
   throw InputError("export", "--format",
-                   "must be megatron, deepspeed, slurm or mpirun (got \"" + format + "\")");
+                   "must be megatron, megatron-deepspeed, deepspeed, slurm or mpirun (got \"" + format + "\")");
 }
 
 }  // namespace parallax

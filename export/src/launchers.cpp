@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "parallax/export/deepspeed.hpp"
 #include "parallax/export/megatron.hpp"
+#include "parallax/export/megatron_deepspeed.hpp"
 
 namespace parallax {
 namespace {
@@ -83,6 +85,38 @@ std::string slurm_megatron_script(const PlanFile& f, const LaunchOptions& o) {
          "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
          "MASTER_PORT=29500\n"
          "# One task per node; torchrun starts one process per GPU of its node.\n"
+         "srun " + srun_options(o) + " torchrun \\\n"
+         "    --nnodes \"$SLURM_NNODES\" --nproc-per-node " + std::to_string(gpus_per_node_used(f)) + " \\\n"
+         "    --rdzv-id \"$SLURM_JOB_ID\" --rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:$MASTER_PORT\" \\\n"
+         "    \"$MEGATRON_DIR/pretrain_gpt.py\" \\\n    " + indented + "\n";
+}
+
+std::string slurm_megatron_deepspeed_script(const PlanFile& f, const LaunchOptions& o) {
+  const std::string ds_config = "\"$SLURM_SUBMIT_DIR/ds_config_$SLURM_JOB_ID.json\"";
+  std::string args = args_text(megatron_deepspeed_args(f, {o.data_path, o.tokenizer_model}, ds_config));
+  std::string indented;
+  for (char c : args) {
+    indented += c;
+    if (c == '\n') indented += "    ";
+  }
+  while (!indented.empty() && (indented.back() == ' ' || indented.back() == '\n')) indented.pop_back();
+  // megatron/arguments.py of Megatron-DeepSpeed raises unless CUDA_DEVICE_MAX_CONNECTIONS=1 with
+  // sequence parallelism (with --deepspeed it turns the async TP all-reduce off otherwise).
+  const std::string env = f.plan.sequence_parallel
+                              ? "# Megatron-DeepSpeed requires one hardware queue with sequence parallelism.\n"
+                                "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+                              : "";
+  return sbatch_header(f, o, 1) +
+         "# " + f.model.name + ": " + std::to_string(f.gpus) + " GPUs, tp " + std::to_string(f.plan.tp) +
+         " x pp " + std::to_string(f.plan.pp) + " x dp " + std::to_string(f.plan.dp) + ", ZeRO " +
+         std::to_string(f.plan.zero) + "\n"
+         "# Parallax planned the parallel layout and batch; the learning-rate schedule and iteration\n"
+         "# count are placeholders, and without --data/--tokenizer the script stops until DATA_PATH\n"
+         "# and TOKENIZER_MODEL are set (Megatron-DeepSpeed has no mock dataset).\n"
+         "MEGATRON_DIR=" + o.megatron_dir + "  # a Megatron-DeepSpeed checkout\n" + env +
+         "cat > " + ds_config + " <<'DSCONFIG'\n" + deepspeed_config(f).dump(2) + "\nDSCONFIG\n"
+         "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
+         "MASTER_PORT=29500\n"
          "srun " + srun_options(o) + " torchrun \\\n"
          "    --nnodes \"$SLURM_NNODES\" --nproc-per-node " + std::to_string(gpus_per_node_used(f)) + " \\\n"
          "    --rdzv-id \"$SLURM_JOB_ID\" --rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:$MASTER_PORT\" \\\n"

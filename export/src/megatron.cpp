@@ -128,7 +128,10 @@ std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& da
 }
 
 std::string megatron_args_text(const PlanFile& f, const MegatronData& data) {
-  const std::vector<std::string> a = megatron_args(f, data);
+  return args_text(megatron_args(f, data));
+}
+
+std::string args_text(const std::vector<std::string>& a) {
   std::string out;
   for (size_t i = 0; i < a.size(); ++i) {
     const bool flag = a[i].rfind("--", 0) == 0;

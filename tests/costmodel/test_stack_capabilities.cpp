@@ -7,6 +7,7 @@
 #include "parallax/core/error.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/core/spec_json.hpp"
+#include "parallax/core/stack_spec.hpp"
 
 using namespace parallax;
 
@@ -43,7 +44,7 @@ TEST_CASE("stack capabilities: Megatron-LM shards optimizer state only, Megatron
   CHECK(ex.zero_stages == std::vector<int64_t>{0, 1});
   CHECK(ex.positions == std::vector<Position>{Position::learned});
   CHECK_FALSE(ex.grouped_query_attention);
-  CHECK_FALSE(ex.uneven_stages);
+  CHECK(ex.uneven_stages == UnevenStages::none);
   CHECK(ex.exporter == Exporter::parallax);
   // A stack without a table is not restricted.
   CHECK(load_stack("other").capabilities == StackCapabilities{});
@@ -71,4 +72,29 @@ TEST_CASE("stack capabilities: bad tables name their field") {
   CHECK_THAT(error_of({{"zero", {0, 1}}}), Catch::Contains("$.capabilities.source"));
   CHECK_THAT(error_of({{"zero", {0, 1}}, {"source", "y"}, {"hsdp", true}}), Catch::Contains("hsdp"));
   CHECK(error_of({{"zero", {0, 1}}, {"source", "y"}}) == "accepted");
+}
+
+TEST_CASE("DeepSpeed cuts stages itself: only its balanced split of layers that do not divide") {
+  // BLOOM's 70 layers on pp 12: partition_balanced over unit weights has bottleneck
+  // ceil(70 / 12) = 6, filled from the first stage: 11 x 6 = 66, the last 4.
+  ModelSpec m;
+  m.layers = 70;
+  m.heads = m.kv_heads = 112;
+  JobSpec j;
+  j.framework = "megatron-deepspeed";
+  j.capabilities = load_stack("megatron-deepspeed").capabilities;
+  PlanSpec p;
+  p.pp = 12;
+  p.first_stage_layers = 6;
+  p.last_stage_layers = 4;
+  CHECK_FALSE(stack_refusal(m, j, p).has_value());
+  p.first_stage_layers = 5;  // 5 + 10 x 6 + 5: Megatron-LM could, DeepSpeed does not
+  p.last_stage_layers = 5;
+  const auto r = stack_refusal(m, j, p);
+  REQUIRE(r.has_value());
+  CHECK(r->path == "$.plan.first_stage_layers");
+  CHECK_THAT(r->rule, Catch::Contains("run as 6 per stage and 4 on the last"));
+  // Megatron-LM takes any first and last stage size.
+  j.capabilities = load_stack("megatron-lm").capabilities;
+  CHECK_FALSE(stack_refusal(m, j, p).has_value());
 }

@@ -286,3 +286,34 @@ TEST_CASE("the export turns on the overlaps of the stack the plan was predicted 
   f.plan.sequence_parallel = false;
   CHECK_FALSE(has(megatron_args(f), "--tp-comm-overlap"));
 }
+
+TEST_CASE("the Megatron-DeepSpeed launch: its argument set, its DeepSpeed config, loud data") {
+  // MT-NLG as it ran: Megatron-DeepSpeed, tp 8 x pp 35, ZeRO-1 (Smith et al. 2022).
+  PlanFile f = three_plans()[0];
+  f.plan.zero = 1;
+  const std::string s = slurm_megatron_deepspeed_script(f, LaunchOptions{});
+  CHECK(bash_n(s));
+  for (const char* want : {"--deepspeed", "--zero-stage 1", "--pipeline-model-parallel-size 35",
+                           "--deepspeed-activation-checkpointing", "--recompute-granularity full",
+                           "${DATA_PATH:?", "${TOKENIZER_MODEL:?", "--train-iters 100"})
+    CHECK(s.find(want) != std::string::npos);
+  CHECK(s.find("--no-pipeline-parallel") == std::string::npos);
+  // The config the arguments name is the plan's DeepSpeed config, written by the script.
+  const std::string begin = "<<'DSCONFIG'\n", end = "\nDSCONFIG\n";
+  const size_t a = s.find(begin), b = s.find(end);
+  REQUIRE(a != std::string::npos);
+  REQUIRE(b != std::string::npos);
+  CHECK(nlohmann::json::parse(s.substr(a + begin.size(), b - a - begin.size())) == deepspeed_config(f));
+  // Its pipeline engine has no interleaving.
+  CHECK_THROWS_WITH(slurm_megatron_deepspeed_script(three_plans()[1], LaunchOptions{}),
+                    Catch::Contains("no interleaved schedule"));
+  // Given data and tokenizer, they are used; without pipelining the model runs unpiped (ZeRO-3).
+  LaunchOptions o;
+  o.data_path = "/data/oscar_text_document";
+  o.tokenizer_model = "bigscience/tokenizer";
+  const PlanFile z3 = plan_file("gpt3-175b", 64, 1024, test::PlanBuilder(8, 1).batches(4, 1).zero(3));
+  const std::string d = slurm_megatron_deepspeed_script(z3, o);
+  CHECK(d.find("--data-path /data/oscar_text_document") != std::string::npos);
+  CHECK(d.find("--no-pipeline-parallel") != std::string::npos);
+  CHECK(d.find("${DATA_PATH") == std::string::npos);
+}

@@ -100,6 +100,7 @@ struct StackPipeline {
 // exporters read the same table, so no plan is ranked that its stack's launch refuses. A stack
 // without a table (a job file's own stack, "other") is not restricted.
 enum class Exporter { none, megatron, deepspeed, parallax };
+enum class UnevenStages { any, none, deepspeed_balanced };
 struct StackCapabilities {
   std::vector<int64_t> zero_stages{0, 1, 2, 3};
   std::vector<Schedule> schedules{Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved};
@@ -108,7 +109,11 @@ struct StackCapabilities {
   bool sequence_parallel = true;
   bool pipeline_parallel = true;
   bool grouped_query_attention = true;  // kv_heads below heads
-  bool uneven_stages = true;            // first/last pipeline stages of their own size
+  // First/last pipeline stages of their own size: any (Megatron-LM's --decoder-first/last-
+  // pipeline-num-layers), none, or only the split the stack makes itself when the layers do not
+  // divide (DeepSpeed's PipelineModule, partition_method type:transformer: every stage
+  // ceil(layers / pp) layers from the first, the last what remains).
+  UnevenStages uneven_stages = UnevenStages::any;
   bool fp8 = true;
   // The launch `parallax export` writes for this stack's plans; none: Parallax writes none.
   Exporter exporter = Exporter::none;

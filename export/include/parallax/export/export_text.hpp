@@ -7,7 +7,7 @@
 
 namespace parallax {
 
-// format: megatron | deepspeed | slurm | mpirun. slurm_launcher: megatron (torchrun) | parallax
+// format: megatron | deepspeed | slurm | mpirun | megatron-deepspeed. slurm_launcher: megatron (torchrun) | parallax
 // (mpirun). Throws InputError("export", "--format", reason) for an unknown format and for what
 // the format's trainer cannot run.
 std::string export_text(const PlanFile& f, const std::string& format, const LaunchOptions& o,

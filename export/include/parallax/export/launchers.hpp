@@ -24,6 +24,9 @@ struct LaunchOptions {
 int64_t plan_nodes(const PlanFile& f);
 
 std::string slurm_megatron_script(const PlanFile& f, const LaunchOptions& o);
+// Megatron-DeepSpeed (megatron_deepspeed.hpp): the script writes the plan's DeepSpeed config
+// beside itself, then runs $MEGATRON_DIR/pretrain_gpt.py under torchrun on every node.
+std::string slurm_megatron_deepspeed_script(const PlanFile& f, const LaunchOptions& o);
 std::string slurm_parallax_script(const PlanFile& f, const LaunchOptions& o);
 std::string mpirun_script(const PlanFile& f, const LaunchOptions& o);
 

@@ -24,6 +24,7 @@ std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& da
 
 // One argument per line with shell continuations, ready to paste after pretrain_gpt.py.
 std::string megatron_args_text(const PlanFile& f, const MegatronData& data = {});
+std::string args_text(const std::vector<std::string>& args);
 
 // Parses arguments (as megatron_args emits them; backslashes and newlines are ignored) back into
 // the model shape, job batch/dtype and parallel settings. Cluster and GPU count are not in the

@@ -1,0 +1,88 @@
+#include "parallax/export/megatron_deepspeed.hpp"
+
+#include <sstream>
+
+#include "parallax/core/error.hpp"
+#include "parallax/core/spec_json.hpp"
+
+namespace parallax {
+namespace {
+
+[[noreturn]] void refuse(const std::string& why) {
+  throw InputError("export", "--format megatron-deepspeed", why);
+}
+
+void add(std::vector<std::string>& a, const std::string& flag, int64_t v) {
+  a.push_back(flag);
+  a.push_back(std::to_string(v));
+}
+
+}  // namespace
+
+std::vector<std::string> megatron_deepspeed_args(const PlanFile& f, const MegatronData& data,
+                                                 const std::string& ds_config) {
+  const ModelSpec& m = f.model;
+  const PlanSpec& p = f.plan;
+  if (p.schedule == Schedule::interleaved) refuse("DeepSpeed's pipeline engine has no interleaved schedule");
+  if (p.schedule == Schedule::gpipe) refuse("DeepSpeed's pipeline engine runs 1F1B, not GPipe");
+  if (f.job.dtype == Dtype::fp8) refuse("Megatron-DeepSpeed has no fp8 training path");
+  validate_plan(m, f.cluster, f.job, p, f.gpus, "export");
+  std::vector<std::string> a;
+  add(a, "--tensor-model-parallel-size", p.tp);
+  add(a, "--pipeline-model-parallel-size", p.pp);
+  // Without pipelining, run the model as a plain module (ZeRO-2/3 need it: DeepSpeed's
+  // PipelineModule refuses them).
+  if (p.pp == 1) a.push_back("--no-pipeline-parallel");
+  if (p.sequence_parallel) a.push_back("--sequence-parallel");
+  add(a, "--num-layers", m.layers);
+  add(a, "--hidden-size", m.hidden);
+  add(a, "--ffn-hidden-size", m.ffn_hidden);
+  add(a, "--num-attention-heads", m.heads);
+  if (m.kv_heads != m.heads) add(a, "--num-key-value-heads", m.kv_heads);
+  add(a, "--seq-length", m.seq_len);
+  add(a, "--max-position-embeddings", m.seq_len);
+  add(a, "--micro-batch-size", p.micro_batch);
+  add(a, "--global-batch-size", f.job.global_batch);
+  if (m.position == Position::rope) a.push_back("--use-rotary-position-embeddings");
+  // ALiBi is the BigScience fork's (bigscience-workshop/Megatron-DeepSpeed, BLOOM's trainer).
+  if (m.position == Position::alibi) a.insert(a.end(), {"--position-embedding-type", "alibi"});
+  if (m.activation == Activation::swiglu) a.push_back("--swiglu");
+  if (m.norm == Norm::rmsnorm) a.insert(a.end(), {"--normalization", "rmsnorm"});
+  if (!m.tied_embeddings) a.push_back("--untie-embeddings-and-output-weights");
+  if (!m.linear_bias) a.push_back("--disable-bias-linear");
+  if (m.dropout != 0.1) {
+    std::ostringstream d;
+    d << m.dropout;
+    a.insert(a.end(), {"--hidden-dropout", d.str(), "--attention-dropout", d.str()});
+  }
+  if (p.recompute == Recompute::full) {
+    a.insert(a.end(), {"--deepspeed-activation-checkpointing", "--recompute-granularity", "full"});
+    if (p.recompute_layers > 0) {
+      a.insert(a.end(), {"--recompute-method", "block"});
+      add(a, "--recompute-num-layers", p.recompute_layers);
+    } else {
+      a.insert(a.end(), {"--recompute-method", "uniform"});
+    }
+  } else if (p.recompute == Recompute::selective) {
+    a.insert(a.end(), {"--recompute-granularity", "selective"});
+  }
+  if (f.job.dtype == Dtype::bf16) a.push_back("--bf16");
+  if (f.job.dtype == Dtype::fp16) a.push_back("--fp16");
+  a.insert(a.end(), {"--deepspeed", "--deepspeed_config", ds_config});
+  add(a, "--zero-stage", p.zero);
+  // Data and tokenizer: loud placeholders when not given (the shell stops on them).
+  a.insert(a.end(), {"--data-path", data.data_path.empty() ? "\"${DATA_PATH:?set DATA_PATH to a data prefix}\""
+                                                           : data.data_path,
+                     "--split", "949,50,1", "--tokenizer-type", "HFTokenizer", "--tokenizer-model",
+                     data.tokenizer_model.empty() ? "\"${TOKENIZER_MODEL:?set TOKENIZER_MODEL to the tokenizer of the data}\""
+                                                  : data.tokenizer_model});
+  a.insert(a.end(), {"--optimizer", "adam", "--lr", "3.0e-4", "--min-lr", "3.0e-5", "--lr-decay-style",
+                     "cosine", "--lr-warmup-fraction", "0.01"});
+  constexpr int64_t kMeasurementIters = 100;
+  const double per_iter = static_cast<double>(f.job.global_batch * m.seq_len);
+  add(a, "--train-iters",
+      f.job.tokens > 0 ? static_cast<int64_t>((f.job.tokens + per_iter - 1) / per_iter) : kMeasurementIters);
+  return a;
+}
+
+}  // namespace parallax

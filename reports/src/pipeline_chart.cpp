@@ -6,6 +6,7 @@
 
 #include "chart_axes.hpp"
 #include "parallax/reports/charts.hpp"
+#include "parallax/reports/pipeline_phases.hpp"
 #include "parallax/reports/svg.hpp"
 
 namespace parallax {
@@ -14,109 +15,14 @@ namespace {
 using chart::kLeft;
 using chart::kTop;
 
-struct Interval {
-  double a, b;
-};
-
-double overlap(const Interval& x, double a, double b) {
-  return std::max(0.0, std::min(x.b, b) - std::max(x.a, a));
-}
-
-// Sorted, merged union of intervals.
-std::vector<Interval> merged(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end(), [](const Interval& x, const Interval& y) { return x.a < y.a; });
-  std::vector<Interval> out;
-  for (const Interval& x : v) {
-    if (!out.empty() && x.a <= out.back().b) {
-      out.back().b = std::max(out.back().b, x.b);
-    } else {
-      out.push_back(x);
-    }
-  }
-  return out;
-}
-
-// Length of [a, b) covered by `comm` and not by `busy` (both merged).
-double exposed(const std::vector<Interval>& comm, const std::vector<Interval>& busy, double a, double b) {
-  double total = 0;
-  for (const Interval& c : comm) {
-    const double ca = std::max(c.a, a), cb = std::min(c.b, b);
-    if (cb <= ca) continue;
-    double covered = 0;
-    for (const Interval& x : busy) covered += overlap(x, ca, cb);
-    total += (cb - ca) - covered;
-  }
-  return total;
-}
-
-struct RankOps {
-  std::vector<Interval> fwd, bwd, opt, comm;
-};
-
-RankOps rank_ops(const SimResult& sim, int64_t rank) {
-  RankOps r;
-  for (const SimOp& op : sim.ops) {
-    const Interval iv{op.start_s, op.start_s + op.duration_s};
-    if (op.stream == SimStream::compute && op.rank == rank) {
-      if (op.kind == SimOpKind::forward) r.fwd.push_back(iv);
-      if (op.kind == SimOpKind::backward) r.bwd.push_back(iv);
-      if (op.kind == SimOpKind::optimizer) r.opt.push_back(iv);
-    } else if (op.stream != SimStream::compute && (op.rank == rank || op.peer == rank)) {
-      r.comm.push_back(iv);
-    }
-  }
-  return r;
-}
-
-int64_t steps_per_rank(const SimResult& sim) {
-  int64_t n = 0;
-  for (const SimOp& op : sim.ops) {
-    n += op.stream == SimStream::compute && op.rank == 0 &&
-         (op.kind == SimOpKind::forward || op.kind == SimOpKind::backward);
-  }
-  return n / 2;  // forward steps (one per micro-batch and chunk)
-}
-
 const char* kBubble = "#d9d9d9";
-
-// One rank's phases: [start, end) with its name.
-struct PipelinePhase {
-  const char* name;
-  double a, b;
-};
-
-std::vector<PipelinePhase> phases(const RankOps& r) {
-  if (r.fwd.empty() || r.bwd.empty()) return {};
-  double first_f = 1e300, first_b = 1e300, last_f = 0, last_b = 0;
-  for (const Interval& x : r.fwd) first_f = std::min(first_f, x.a), last_f = std::max(last_f, x.b);
-  for (const Interval& x : r.bwd) first_b = std::min(first_b, x.a), last_b = std::max(last_b, x.b);
-  const double opt = r.opt.empty() ? last_b : r.opt.front().a;
-  const std::array<PipelinePhase, 5> all = {{{"fill", 0, first_f},
-                                     {"warm-up", first_f, first_b},
-                                     {"steady 1F1B", first_b, std::max(first_b, last_f)},
-                                     {"cool-down", std::max(first_b, last_f), last_b},
-                                     {"gradient sync", last_b, opt}}};
-  std::vector<PipelinePhase> out;
-  for (const PipelinePhase& p : all) {
-    if (p.b > p.a) out.push_back(p);
-  }
-  return out;
-}
 
 // A phase's bar: its height split by the share of forward, backward, exposed communication and
 // bubble over the phase's time span.
-std::string phase_bar(const RankOps& r, const std::vector<Interval>& busy, const std::vector<Interval>& comm,
-                      int64_t rank, const PipelinePhase& p, double x, double y, double bw, double bh) {
-  double f = 0, b = 0;
-  for (const Interval& i : r.fwd) f += overlap(i, p.a, p.b);
-  for (const Interval& i : r.bwd) b += overlap(i, p.a, p.b);
-  double busy_s = 0;
-  for (const Interval& i : busy) busy_s += overlap(i, p.a, p.b);
-  const double len = p.b - p.a;
-  const double c = exposed(comm, busy, p.a, p.b);
-  const double bubble = std::max(0.0, len - busy_s - c);
+std::string phase_bar(const PipelinePhase& p, int64_t rank, double x, double y, double bw, double bh) {
+  const double len = p.end_s - p.start_s;
   const std::array<std::pair<const char*, double>, 4> parts = {
-      {{"forward", f}, {"backward", b}, {"communication", c}, {"bubble", bubble}}};
+      {{"forward", p.forward_s}, {"backward", p.backward_s}, {"communication", p.comm_s}, {"bubble", p.bubble_s}}};
   const std::array<std::string, 4> fills = {svg::color(0), svg::color(1), svg::color(3), kBubble};
   std::string s;
   double yy = y;
@@ -124,12 +30,20 @@ std::string phase_bar(const RankOps& r, const std::vector<Interval>& busy, const
     const double share = parts[k].second / len;
     if (share <= 0) continue;
     s += svg::rect(x, yy, bw, share * bh, fills[k],
-                   "rank " + std::to_string(rank) + " " + p.name + " (" + svg::number(p.a, 3) + "-" +
-                       svg::number(p.b, 3) + " s): " + parts[k].first + " " +
+                   "rank " + std::to_string(rank) + " " + p.name + " (" + svg::number(p.start_s, 3) + "-" +
+                       svg::number(p.end_s, 3) + " s): " + parts[k].first + " " +
                        svg::number(parts[k].second, 3) + " s, " + svg::number(share * 100, 1) + "%");
     yy += share * bh;
   }
   return s;
+}
+
+// "forward 3 (micro-batch 3, chunk 1): 1.234 s + 5.6 ms"
+std::string step_title(const SimOp& op, int64_t index) {
+  std::string t = op.kind == SimOpKind::forward ? "forward " : "backward ";
+  t += std::to_string(index) + " (micro-batch " + std::to_string(op.micro_batch);
+  if (op.chunk > 0) t += ", chunk " + std::to_string(op.chunk);
+  return t + "): " + svg::number(op.start_s, 3) + " s + " + svg::number(op.duration_s * 1e3, 1) + " ms";
 }
 
 }  // namespace
@@ -153,7 +67,7 @@ std::vector<int64_t> pipeline_rows(int64_t pp) {
 
 std::string pipeline_chart(const SimResult& sim, int64_t pp) {
   const std::vector<int64_t> rows = pipeline_rows(pp);
-  const int64_t steps = steps_per_rank(sim);
+  const int64_t steps = pipeline_steps_per_rank(sim);
   const bool binned = steps > kPipelineMaxSteps;
   const bool subset = static_cast<int64_t>(rows.size()) != pp;
   const double W = 1000, w = W - kLeft - chart::kRight;
@@ -191,42 +105,39 @@ std::string pipeline_chart(const SimResult& sim, int64_t pp) {
       continue;
     }
     s += svg::text(kLeft - 6, y + row / 2 + 3, "rank " + std::to_string(r), 9, "end", "class=\"rank-label\"");
-    const RankOps ops = rank_ops(sim, r);
-    std::vector<Interval> busy = ops.fwd;
-    busy.insert(busy.end(), ops.bwd.begin(), ops.bwd.end());
-    busy.insert(busy.end(), ops.opt.begin(), ops.opt.end());
-    busy = merged(busy);
     auto xpos = [&](double t) { return kLeft + t / vmax * w; };
+    const std::vector<std::pair<double, double>> opt = optimizer_steps(sim, r);
     if (binned) {
-      const std::vector<Interval> comm = merged(ops.comm);
-      for (const PipelinePhase& p : phases(ops)) {
-        const double x = xpos(p.a), bw = std::max(0.5, (p.b - p.a) / vmax * w);
-        s += phase_bar(ops, busy, comm, r, p, x, y + 12, bw, row - 14);
+      for (const PipelinePhase& p : pipeline_phases(sim, r)) {
+        const double x = xpos(p.start_s), bw = std::max(0.5, (p.end_s - p.start_s) / vmax * w);
+        s += phase_bar(p, r, x, y + 12, bw, row - 14);
         if (bw > 6.0 * static_cast<double>(std::string(p.name).size())) {
           s += svg::text(x + bw / 2, y + 10, p.name, 9, "middle", "class=\"phase\"");
         }
       }
     } else {
-      const double end = ops.opt.empty() ? sim.iteration_time_s : ops.opt.front().a;
+      const double end = opt.empty() ? sim.iteration_time_s : opt.front().first;
       s += svg::rect(xpos(0), y + 1, end / vmax * w, row - 2, kBubble);
-      auto draw = [&](const std::vector<Interval>& v, int color, const char* name) {
-        int64_t k = 0;
-        for (const Interval& iv : v) {
-          const double bw = std::max(0.5, (iv.b - iv.a) / vmax * w);
-          s += svg::rect(xpos(iv.a), y + 1, bw, row - 2, svg::color(color),
-                         "rank " + std::to_string(r) + " " + name + " " + std::to_string(k++) + ": " +
-                             svg::number(iv.a, 3) + " s + " + svg::number((iv.b - iv.a) * 1e3, 1) + " ms");
+      int64_t fwd = 0, bwd = 0;
+      for (const SimOp& op : sim.ops) {
+        if (op.stream != SimStream::compute || op.rank != r) continue;
+        const bool f = op.kind == SimOpKind::forward;
+        if (!f && op.kind != SimOpKind::backward) continue;
+        const double bw = std::max(0.5, op.duration_s / vmax * w);
+        std::string label = f ? "F" : "B";
+        label += std::to_string(op.micro_batch);
+        s += svg::rect(xpos(op.start_s), y + 1, bw, row - 2, svg::color(f ? 0 : 1),
+                       "rank " + std::to_string(r) + " " + step_title(op, f ? fwd++ : bwd++));
+        if (op.micro_batch >= 0 && bw > 7.0 * static_cast<double>(label.size()) && row >= 10) {
+          s += svg::text(xpos(op.start_s) + bw / 2, y + row * 0.65, std::to_string(op.micro_batch), 8,
+                         "middle", "fill=\"#fff\"");
         }
-      };
-      draw(ops.fwd, 0, "forward");
-      draw(ops.bwd, 1, "backward");
-      draw(ops.opt, 2, "optimizer");
-    }
-    if (binned) {
-      for (const Interval& iv : ops.opt) {
-        s += svg::rect(xpos(iv.a), y + 12, std::max(0.5, (iv.b - iv.a) / vmax * w), row - 14, svg::color(2),
-                       "rank " + std::to_string(r) + " optimizer: " + svg::number((iv.b - iv.a) * 1e3, 1) + " ms");
       }
+    }
+    const double top_y = binned ? y + 12 : y + 1, bar_h = binned ? row - 14 : row - 2;
+    for (const auto& [a, b] : opt) {
+      s += svg::rect(xpos(a), top_y, std::max(0.5, (b - a) / vmax * w), bar_h, svg::color(2),
+                     "rank " + std::to_string(r) + " optimizer: " + svg::number((b - a) * 1e3, 1) + " ms");
     }
     y += row;
   }

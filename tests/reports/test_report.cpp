@@ -8,6 +8,7 @@
 #include "parallax/costmodel/conventions.hpp"
 #include "parallax/planner/simulator_refiner.hpp"
 #include "parallax/reports/charts.hpp"
+#include "parallax/reports/pipeline_phases.hpp"
 #include "parallax/reports/report.hpp"
 #include "parallax/reports/svg.hpp"
 
@@ -315,4 +316,46 @@ TEST_CASE("a small pipeline shows every step of every rank, with a legend") {
   CHECK(count(s, "<rect") >= 2 * 4 * 8);
   CHECK(texts_of_class(s, "rank-label").size() == 4);
   CHECK(s.find("class=\"legend\"") != std::string::npos);
+}
+
+TEST_CASE("a rank's phases divide its iteration into forward, backward, communication and bubble") {
+  // Rank 0 of the hand-made pipeline (m = 240, pp = 35): forwards [3i, 3i+1), backwards
+  // [3i+1, 3i+3), optimizer at 3·240 + 35 + 5 = 760 s.
+  const std::vector<PipelinePhase> ph = pipeline_phases(synthetic_pipeline(35, 240), 0);
+  REQUIRE(ph.size() == 4);  // no fill: rank 0 starts at once
+  CHECK(std::string(ph[0].name) == "warm-up");  // forward 0 only
+  CHECK(ph[0].start_s == 0);
+  CHECK(ph[0].end_s == 1);
+  CHECK(ph[0].forward_s == 1);
+  CHECK(std::string(ph[1].name) == "steady 1F1B");  // to the end of forward 239 at 718 s
+  CHECK(ph[1].end_s == 718);
+  CHECK(ph[1].forward_s == 239);       // forwards 1..239
+  CHECK(ph[1].backward_s == 239 * 2);  // backwards 0..238
+  CHECK(ph[1].bubble_s == Approx(0).margin(1e-9));
+  CHECK(std::string(ph[2].name) == "cool-down");  // backward 239: [718, 720)
+  CHECK(ph[2].backward_s == 2);
+  CHECK(std::string(ph[3].name) == "gradient sync");  // idle until the optimizer; no transfers
+  CHECK(ph[3].bubble_s == 760 - 720);
+  CHECK(ph[3].comm_s == 0);
+  // Rank 34 waits 34 s for its first forward: a fill phase, all bubble.
+  const std::vector<PipelinePhase> last = pipeline_phases(synthetic_pipeline(35, 240), 34);
+  CHECK(std::string(last.front().name) == "fill");
+  CHECK(last.front().bubble_s == 34);
+}
+
+TEST_CASE("an idle compute stream with a transfer in flight counts as communication, not bubble") {
+  SimResult sim = synthetic_pipeline(2, 2);  // rank 1: F [1,2) B [2,4) F [4,5) B [5,7), optimizer at 13
+  SimOp dp;
+  dp.rank = 1;
+  dp.stream = SimStream::dp;
+  dp.kind = SimOpKind::dp_bucket;
+  dp.start_s = 6;  // overlaps backward 1 by 1 s, then exposed for 3 s of the 6 s gradient sync
+  dp.duration_s = 4;
+  sim.ops.push_back(dp);
+  const std::vector<PipelinePhase> ph = pipeline_phases(sim, 1);
+  REQUIRE(std::string(ph.back().name) == "gradient sync");
+  CHECK(ph.back().start_s == 7);
+  CHECK(ph.back().end_s == 13);
+  CHECK(ph.back().comm_s == 3);
+  CHECK(ph.back().bubble_s == 3);
 }

@@ -34,21 +34,38 @@ double LogAxis::fraction(double v) const {
   return (std::log10(v) - lo_exp) / (hi_exp - lo_exp);
 }
 
+namespace {
+
+// The 1, 2, 5 times a power of ten nearest to v: at or below it (down) or at or above it.
+double nice_125(double v, bool down) {
+  const double e = std::floor(std::log10(v));
+  double best = down ? std::pow(10, e) : std::pow(10, e + 1);
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    const double c = m * std::pow(10, e);
+    if (down && c <= v * (1 + 1e-12)) best = c;
+    if (!down && c >= v * (1 - 1e-12)) return c;
+  }
+  return best;
+}
+
+}  // namespace
+
 LogAxis log_axis(double min_v, double max_v) {
   LogAxis a;
-  a.lo_exp = std::floor(std::log10(min_v));
-  a.hi_exp = std::max(a.lo_exp + 1, std::ceil(std::log10(max_v)));
+  a.lo_exp = std::log10(nice_125(min_v, true));
+  a.hi_exp = std::log10(nice_125(max_v, false));
+  if (a.hi_exp - a.lo_exp < 1) a.hi_exp = a.lo_exp + 1;
   return a;
 }
 
 std::vector<LogTick> log_ticks(const LogAxis& a) {
   std::vector<LogTick> out;
-  for (double e = a.lo_exp; e <= a.hi_exp + 0.5; ++e) {
-    const double p = std::pow(10, e);
-    out.push_back({p, true});
-    if (e + 0.5 < a.hi_exp) {
-      out.push_back({2 * p, false});
-      out.push_back({5 * p, false});
+  for (double e = std::floor(a.lo_exp + 1e-9); e <= a.hi_exp + 1e-9; ++e) {
+    for (double m : {1.0, 2.0, 5.0}) {
+      const double v = m * std::pow(10, e);
+      const double x = std::log10(v);
+      if (x < a.lo_exp - 1e-9 || x > a.hi_exp + 1e-9) continue;
+      out.push_back({v, m == 1.0});
     }
   }
   return out;

@@ -22,9 +22,10 @@ std::string y_axis(double x0, double y0, double h, double vmax, double step, con
 // Values spanning more than a decade (max / min > 10) read better on a log axis.
 bool spans_decades(double min_v, double max_v);
 
-// A base-10 log axis: whole decades around [min_v, max_v].
+// A base-10 log axis from the 1, 2 or 5 times a power of ten at or below min_v to the one at or
+// above max_v (at least a decade).
 struct LogAxis {
-  double lo_exp = 0;  // log10 of the axis bottom (a power of ten)
+  double lo_exp = 0;  // log10 of the axis bottom
   double hi_exp = 1;  // log10 of the axis top
   // The fraction of the axis height at which v sits (0 bottom, 1 top).
   double fraction(double v) const;

@@ -57,11 +57,12 @@ std::string scaling_chart(const std::vector<CapacityRow>& rows, double price_per
     }
   }
   s += "</g>";
-  const std::string days_title =
-      std::string("days to train") + (log_days ? " (log scale)" : "") +
-      (days_assumption.empty() ? "" : ", " + days_assumption);
+  const std::string days_title = log_days ? "days to train (log scale)" : "days to train";
   s += svg::text(W - 10, kTop + h / 2, days_title, 11, "middle",
                  "transform=\"rotate(90 " + svg::number(W - 10) + " " + svg::number(kTop + h / 2) + ")\"");
+  if (!days_assumption.empty()) {  // what the days depend on, above the days axis
+    s += svg::text(W - 10, kTop - 12, "days " + days_assumption, 10, "end", "class=\"assumption\"");
+  }
   auto xpos = [&](int64_t g) {
     return kLeft + (std::log2(static_cast<double>(g)) - g0) / (g1 - g0) * w;
   };

@@ -16,10 +16,9 @@ namespace parallax::gui {
 QString scaling_assumptions_text(const std::vector<CapacityRow>& rows, int64_t current_gpus,
                                  const ScalingAssumptions& a) {
   const QString tokens = QString::number(a.tokens / 1e12, 'f', 1) + "T tokens";
-  QString s = a.tokens_assumed ? "Days assume " + tokens + " = " + QString::number(kDefaultTokensPerParam) +
-                                     " tokens/parameter (Chinchilla rule of thumb, Hoffmann et al. 2022; "
-                                     "no tokens given)."
-                               : "Days for " + tokens + " (given).";
+  QString s = a.tokens_assumed ? "Days: " + tokens + " = " + QString::number(kDefaultTokensPerParam) +
+                                     " tokens/parameter (Chinchilla, Hoffmann et al. 2022; no tokens given)."
+                               : "Days: for " + tokens + " (given).";
   QString cost = QString::fromUtf8("— (no price given)");
   if (price_known(a.price_per_gpu_hour_usd)) {
     cost = "no plan";
@@ -28,7 +27,7 @@ QString scaling_assumptions_text(const std::vector<CapacityRow>& rows, int64_t c
     }
     cost += " at USD " + QString::number(a.price_per_gpu_hour_usd, 'f', 2) + " per GPU-hour";
   }
-  return s + " Cost at " + QString::number(current_gpus) + " GPUs: " + cost + ".";
+  return s + "\nCost at " + QString::number(current_gpus) + " GPUs: " + cost + ".";
 }
 
 ScalingChartView::ScalingChartView(QWidget* parent) : QChartView(make_chart(), parent) {
@@ -140,7 +139,8 @@ void ScalingChartView::show_rows(const std::vector<CapacityRow>& rows, int64_t c
   days->attachAxis(y_days);
   place_current_line();
   c->setTitle("Scaling over GPU counts: best plan per count<br><small>" +
-              scaling_assumptions_text(rows, current_gpus, assumptions).toHtmlEscaped() + "</small>");
+              scaling_assumptions_text(rows, current_gpus, assumptions).toHtmlEscaped().replace("\n", "<br>") +
+              "</small>");
 }
 
 void ScalingChartView::set_current(int64_t gpus) {

@@ -20,8 +20,8 @@ struct ScalingAssumptions {
   double price_per_gpu_hour_usd = 0;  // 0: none given, cost unknown
 };
 
-// "Days assume 10.6T tokens = 20 tokens/parameter (Chinchilla rule of thumb, Hoffmann et al.
-// 2022; no tokens given). Cost at 2240 GPUs: — (no price given)."
+// "Days: 10.6T tokens = 20 tokens/parameter (Chinchilla, Hoffmann et al. 2022; no tokens
+// given).\nCost at 2240 GPUs: — (no price given)."
 QString scaling_assumptions_text(const std::vector<CapacityRow>& rows, int64_t current_gpus,
                                  const ScalingAssumptions& a);
 

@@ -128,7 +128,7 @@ class TestLegibility : public QObject {
   void assumptions_are_printed_and_an_unknown_cost_is_a_dash() {
     const std::vector<CapacityRow> rows = {row_with_days(512, 100, 24576)};
     const QString none = scaling_assumptions_text(rows, 512, {10.6e12, true, 0});
-    QVERIFY2(none.contains("20 tokens/parameter (Chinchilla rule of thumb, Hoffmann et al. 2022"), qPrintable(none));
+    QVERIFY2(none.contains("10.6T tokens = 20 tokens/parameter (Chinchilla, Hoffmann et al. 2022; no tokens given)"), qPrintable(none));
     QVERIFY2(none.contains(QString::fromUtf8("Cost at 512 GPUs: — (no price given)")), qPrintable(none));
     // 100 days x 24 h x 512 GPUs x USD 0.50 = USD 614,400; the row's cost is what is shown.
     const QString priced = scaling_assumptions_text({row_with_days(512, 100, 614400)}, 512, {300e9, false, 0.5});

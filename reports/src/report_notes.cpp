@@ -79,12 +79,18 @@ std::string scaling_above_100(const ReportData& d) {
   };
   const PlanSpec& a = ref->best->plan;
   const PlanSpec& b = best->best->plan;
-  return "Above 100%: the " + std::to_string(ref->gpus) + "-GPU reference is itself inefficient. To fit in " +
-         std::to_string(ref->gpus) + " GPUs its best plan uses recompute " + to_string(a.recompute) +
-         ", pp " + std::to_string(a.pp) + " and a bubble of " + bubble(*ref) + " (MFU " + mfu(*ref) +
-         "); at " + std::to_string(best->gpus) + " GPUs the plan uses recompute " + to_string(b.recompute) +
-         ", pp " + std::to_string(b.pp) + ", bubble " + bubble(*best) + " (MFU " + mfu(*best) +
-         "). Scaling is superlinear relative to that memory-bound reference, not perfect scaling.";
+  auto plan = [&](const CapacityRow& r, const PlanSpec& p) {
+    return "recompute " + std::string(to_string(p.recompute)) + ", pp " + std::to_string(p.pp) + ", bubble " +
+           bubble(r) + ", MFU " + mfu(r);
+  };
+  std::string s = "Above 100% means a count does more per GPU than the " + std::to_string(ref->gpus) +
+                  "-GPU reference, not that it beats linear scaling: the reference's best plan (" +
+                  plan(*ref, a) + ") is less efficient than the plan at " + std::to_string(best->gpus) +
+                  " GPUs (" + plan(*best, b) + ")";
+  if (static_cast<int>(a.recompute) > static_cast<int>(b.recompute)) {
+    s += "; with fewer GPUs the model fits in memory only with more recompute";
+  }
+  return s + ".";
 }
 
 std::vector<Column> plans_columns() {

@@ -291,7 +291,8 @@ void MainWindow::start_scaling() {
   scaling_runner_->submit([this, in]() -> LatestOnlyRunner::Delivery {
     auto s = std::make_shared<const ScalingOutcome>(scaling_what_if(in));
     return [this, s] {
-      scaling_->show_rows(s->rows, s->current_gpus);
+      scaling_->show_rows(s->rows, s->current_gpus,
+                          ScalingAssumptions{s->tokens, s->tokens_assumed, s->price_per_gpu_hour_usd});
       emit scaling_shown();
     };
   });

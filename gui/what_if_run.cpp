@@ -29,7 +29,10 @@ SimResult simulate_ranked(const PlanOutcome& o, size_t index) {
 ScalingOutcome scaling_what_if(const PlannerInputs& in) {
   ScalingOutcome s;
   s.current_gpus = in.gpus;
-  s.rows = capacity_sweep(in, default_scaling_counts(in), tokens_or_default(in.job, in.model),
+  s.tokens = tokens_or_default(in.job, in.model);
+  s.tokens_assumed = !(in.job.tokens > 0);
+  s.price_per_gpu_hour_usd = in.job.price_per_gpu_hour_usd;
+  s.rows = capacity_sweep(in, default_scaling_counts(in), s.tokens,
                           in.job.price_per_gpu_hour_usd);
   return s;
 }

@@ -32,6 +32,9 @@ SimResult simulate_ranked(const PlanOutcome& o, size_t index);
 struct ScalingOutcome {
   std::vector<CapacityRow> rows;  // the report's GPU counts (default_scaling_counts)
   int64_t current_gpus = 0;
+  double tokens = 0;            // tokens_or_default
+  bool tokens_assumed = false;  // no tokens given
+  double price_per_gpu_hour_usd = 0;
 };
 
 // The report's scaling curve for the same question (tokens_or_default, the job's price).

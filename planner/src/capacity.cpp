@@ -11,7 +11,7 @@
 namespace parallax {
 
 double tokens_or_default(const JobSpec& job, const ModelSpec& model) {
-  return job.tokens > 0 ? job.tokens : 20 * model_params(model);
+  return job.tokens > 0 ? job.tokens : kDefaultTokensPerParam * model_params(model);
 }
 
 double days_to_train(const RankedPlan& r, double tokens, int64_t seq_len, int64_t global_batch) {
@@ -45,7 +45,11 @@ std::vector<CapacityRow> capacity_sweep(const PlannerInputs& base,
     row.days = days_to_train(*row.best, tokens, in.model.seq_len, in.job.global_batch);
     row.gpu_hours = row.days * 24 * static_cast<double>(n);
     row.cost_usd = row.gpu_hours * price_per_gpu_hour_usd;
-    const double per_gpu = row.best->prediction.tokens_per_s / static_cast<double>(n);
+    // Per-GPU throughput at the ranking (simulator-refined) time, the time the days come from:
+    // the analytic prediction's tokens/s would rate a row by a time the table does not show.
+    const double tokens_per_s =
+        static_cast<double>(in.job.global_batch * in.model.seq_len) / row.best->time_s;
+    const double per_gpu = tokens_per_s / static_cast<double>(n);
     if (first_per_gpu == 0) first_per_gpu = per_gpu;
     row.scaling_efficiency = per_gpu / first_per_gpu;
     if (!knee_marked && row.scaling_efficiency < 0.8) {

@@ -11,6 +11,7 @@
 #include "charts/chart_style.hpp"
 #include "charts/memory_chart.hpp"
 #include "charts/pipeline_view.hpp"
+#include "charts/scaling_chart.hpp"
 #include "gui_test_util.hpp"
 #include "parallax/simulator/sim_inputs.hpp"
 
@@ -107,6 +108,14 @@ class TestCharts : public QObject {
         QVERIFY2(it != i.palette_pixels.end() && it->second >= 30, name);
       }
     }
+    // MT-NLG's 35 ranks: no two rank labels overlap at the window's size.
+    const auto labels = find<PipelineView>(w, "pipeline_view")->rank_label_rects();
+    QVERIFY(labels.size() >= 2);
+    for (size_t a = 0; a + 1 < labels.size(); ++a) QVERIFY(!labels[a].second.intersects(labels[a + 1].second));
+    // The scaling chart says what its days assume (the session gives no tokens and no price).
+    const QString title = find<ScalingChartView>(w, "scaling_chart")->chart()->title();
+    QVERIFY2(title.contains("20 tokens/parameter"), qPrintable(title));
+    QVERIFY2(title.contains("no price given"), qPrintable(title));
   }
 
   void selecting_a_row_redraws_its_plan() {

@@ -16,8 +16,11 @@ struct CapacityRow {
   std::string no_plan_reason;  // when best is empty
   double days = 0;
   double gpu_hours = 0;
-  double cost_usd = 0;            // 0 when no price was given
-  double scaling_efficiency = 0;  // per-GPU throughput relative to the first row with a plan
+  double cost_usd = 0;  // 0 when no price was given (price_known() says whether it is a cost)
+  // Scaling efficiency = (throughput_N / N) / (throughput_ref / N_ref): tokens per second per GPU,
+  // at the ranking (simulator-refined) time, relative to the first row with a plan (N_ref). Above
+  // 1 when the reference count's best plan is worse per GPU (recompute, a deeper pipeline).
+  double scaling_efficiency = 0;
   bool knee = false;              // first row whose scaling efficiency falls below 80%
 };
 
@@ -26,7 +29,14 @@ std::vector<CapacityRow> capacity_sweep(const PlannerInputs& base,
                                         const std::vector<int64_t>& gpu_counts, double tokens,
                                         double price_per_gpu_hour_usd);
 
-// The job's tokens, or 20 per parameter when it gives none (Hoffmann et al. 2022's compute-optimal
+// Training tokens per parameter assumed when a job gives none: the Chinchilla rule of thumb
+// (Hoffmann et al. 2022, compute-optimal training).
+inline constexpr double kDefaultTokensPerParam = 20;
+
+// A price per GPU-hour of 0 means none was given: costs are unknown, not free.
+inline bool price_known(double price_per_gpu_hour_usd) { return price_per_gpu_hour_usd > 0; }
+
+// The job's tokens, or kDefaultTokensPerParam per parameter when it gives none (Hoffmann et al. 2022's compute-optimal
 // ratio), as the report and the GUI's scaling curve assume.
 double tokens_or_default(const JobSpec& job, const ModelSpec& model);
 

@@ -29,6 +29,7 @@ struct ReportData {
   SimResult sim;  // the winner, every op recorded
   std::vector<CapacityRow> scaling;
   SensitivityReport sensitivity;
+  bool tokens_assumed = false;  // no tokens given: kDefaultTokensPerParam per parameter
 };
 
 // The scaling curve's GPU counts when none are given: 8 nodes, doubling up to the cluster, and the

@@ -75,7 +75,9 @@ void run_sweep(const CapacityArgs& a, const ResolvedJob& rj) {
         j["prediction"] = to_json(r.best->prediction);
         j["days"] = r.days;
         j["gpu_hours"] = r.gpu_hours;
-        j["cost_usd"] = r.cost_usd;
+        // null, not 0, without a price: an unknown cost is not a free one.
+        j["cost_usd"] = price_known(rj.job.price_per_gpu_hour_usd) ? nlohmann::json(r.cost_usd)
+                                                                    : nlohmann::json(nullptr);
         j["scaling_efficiency"] = r.scaling_efficiency;
       } else {
         j["no_plan"] = r.no_plan_reason;
@@ -100,7 +102,8 @@ void run_sweep(const CapacityArgs& a, const ResolvedJob& rj) {
                        (p.zero > 0 ? " zero" + std::to_string(p.zero) : "");
     t.add_row({std::to_string(r.gpus), plan, fmt(r.best->prediction.megatron_tflops_per_gpu, 1),
                fmt_pct(r.best->prediction.mfu), fmt(r.days, 1), fmt(r.gpu_hours, 0),
-               r.cost_usd > 0 ? fmt(r.cost_usd, 0) : "-", fmt_pct(r.scaling_efficiency),
+               price_known(rj.job.price_per_gpu_hour_usd) ? fmt(r.cost_usd, 0) : "-",
+               fmt_pct(r.scaling_efficiency),
                r.knee ? "<- knee (< 80%)" : ""});
   }
   std::cout << inputs_header(rj.model, rj.cluster, rows.back().gpus, rj.job, rj.profile.name)

@@ -440,6 +440,10 @@ TEST_CASE("capacity --json: one row per GPU count with days, GPU-hours and cost"
     CHECK(row["gpu_hours"].get<double>() == Approx(days * 24 * row["gpus"].get<double>()));
     CHECK(row["cost_usd"].get<double>() == Approx(2 * row["gpu_hours"].get<double>()));
   }
+  // Without a price the cost is unknown (null), not free.
+  const Result n = run("capacity --json --model gpt3-175b --tokens 300e9 --gpus 512");
+  REQUIRE(n.code == 0);
+  CHECK(nlohmann::json::parse(n.out)["rows"][0]["cost_usd"].is_null());
 }
 
 TEST_CASE("report --format json shows the same plans and times as plan --json") {

@@ -220,8 +220,7 @@ void add_plan_command(CLI::App& app) {
                   "write every candidate with its fate (ranked, out of memory, or the rule that "
                   "rejected it) as CSV to this file; - prints it instead of the tables");
   sub->callback([args, sub] {
-    for (const CLI::Option* opt : sub->get_options())
-      if (opt->count() > 0) args->given.insert(recipe_key(opt->get_name()));
+    args->given = typed_recipe_keys(*sub);
     run_plan(*args);
   });
 }

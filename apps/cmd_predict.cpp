@@ -94,8 +94,7 @@ void add_predict_command(CLI::App& app) {
                   "a Megatron-LM command line (file, or - for stdin) to evaluate instead of the "
                   "model and parallel flags; --cluster, --gpus, --stack, --profile still apply");
   sub->callback([args, sub] {
-    for (const CLI::Option* opt : sub->get_options())
-      if (opt->count() > 0) args->given.insert(recipe_key(opt->get_name()));
+    args->given = typed_recipe_keys(*sub);
     run_predict(*args);
   });
 }

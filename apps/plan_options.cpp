@@ -3,6 +3,8 @@
 // so that both report bad input with the same message.
 #include "plan_options.hpp"
 
+#include "parallax/inputs/recipe.hpp"
+
 namespace parallax::cli {
 
 void add_job_options(CLI::App& app, PlanOptions& o, bool with_gpus) {
@@ -64,6 +66,13 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
       ->capture_default_str();
   app.add_option("--schedule", o.schedule, "gpipe|1f1b|interleaved (default 1f1b; interleaved when vpp > 1)");
   app.add_option("--order", o.order, "rank placement order, innermost first")->capture_default_str();
+}
+
+std::set<std::string> typed_recipe_keys(const CLI::App& app) {
+  std::set<std::string> keys;
+  for (const CLI::Option* opt : app.get_options())
+    if (opt->count() > 0) keys.insert(recipe_key(opt->get_name()));
+  return keys;
 }
 
 }  // namespace parallax::cli

@@ -4,6 +4,9 @@
 // GUI. No planner header comes in here: predict and simulate do not plan.
 #include <CLI/CLI.hpp>
 
+#include <set>
+#include <string>
+
 #include "parallax/inputs/job_flags.hpp"
 
 namespace parallax::cli {
@@ -12,5 +15,8 @@ namespace parallax::cli {
 void add_plan_options(CLI::App& app, PlanOptions& o);
 // Only the model / cluster / GPUs / job / profile flags, as plan and capacity take them.
 void add_job_options(CLI::App& app, PlanOptions& o, bool with_gpus = true);
+// The recipe keys (parallax/inputs/recipe.hpp) of the options typed on the command line, which win
+// over a recipe's or search file's values.
+std::set<std::string> typed_recipe_keys(const CLI::App& app);
 
 }  // namespace parallax::cli

@@ -8,33 +8,12 @@
 
 #include "charts/pipeline_view.hpp"
 #include "charts/scaling_chart.hpp"
+#include "synthetic_pipeline.hpp"
 
 using namespace parallax;
 using namespace parallax::gui;
 
 namespace {
-
-// Rank r runs forward i on [3i + r, 3i + r + 1) and backward i on [3i + r + 1, 3i + r + 3).
-SimResult synthetic_pipeline(int32_t pp, int32_t m) {
-  SimResult sim;
-  for (int32_t r = 0; r < pp; ++r) {
-    for (int32_t i = 0; i < m; ++i) {
-      SimOp f;
-      f.rank = r;
-      f.micro_batch = i;
-      f.start_s = 3.0 * i + r;
-      f.duration_s = 1;
-      SimOp b = f;
-      b.start_s += 1;
-      b.duration_s = 2;
-      b.kind = SimOpKind::backward;
-      sim.ops.push_back(f);
-      sim.ops.push_back(b);
-    }
-  }
-  sim.iteration_time_s = 3.0 * m + pp + 3;
-  return sim;
-}
 
 CapacityRow row_with_days(int64_t gpus, double days, double cost_usd = 0) {
   CapacityRow r;
@@ -68,7 +47,7 @@ class TestLegibility : public QObject {
     };
     for (const Case& k : {Case{35, 240, true}, Case{16, 8, false}, Case{12, 40, false}}) {
       PipelineView v;
-      v.show_sim(synthetic_pipeline(k.pp, k.m), k.pp, "test");
+      v.show_sim(test::synthetic_pipeline(k.pp, k.m, false), k.pp, "test");
       QCOMPARE(v.binned(), k.binned);
       for (int height : {200, 230, 260, 320, 480, 700}) {
         v.resize(900, height);
@@ -88,7 +67,7 @@ class TestLegibility : public QObject {
 
   void a_large_pipeline_shows_first_middle_and_last_ranks() {
     PipelineView v;
-    v.show_sim(synthetic_pipeline(35, 240), 35, "test");
+    v.show_sim(test::synthetic_pipeline(35, 240, false), 35, "test");
     v.resize(900, 600);
     QCOMPARE(v.rows(), (std::vector<int64_t>{0, 1, 2, -1, 16, 17, -1, 32, 33, 34}));
     std::vector<int64_t> labelled;

@@ -7,6 +7,7 @@
 #include "parallax/core/presets.hpp"
 #include "parallax/costmodel/conventions.hpp"
 #include "parallax/planner/simulator_refiner.hpp"
+#include "synthetic_pipeline.hpp"
 #include "parallax/reports/charts.hpp"
 #include "parallax/reports/pipeline_phases.hpp"
 #include "parallax/reports/report.hpp"
@@ -249,43 +250,9 @@ TEST_CASE("the days axis is logarithmic when the days span more than a decade") 
   CHECK(y20 == Approx((y0 + y40) / 2).margin(0.1));
 }
 
-namespace {
-
-// A hand-made pipeline: rank r runs forward i on [3i + r, 3i + r + 1) and backward i on
-// [3i + r + 1, 3i + r + 3), then the optimizer on [3m + pp + 5, 3m + pp + 6).
-SimResult synthetic_pipeline(int32_t pp, int32_t m) {
-  SimResult sim;
-  for (int32_t r = 0; r < pp; ++r) {
-    for (int32_t i = 0; i < m; ++i) {
-      SimOp f;
-      f.rank = r;
-      f.micro_batch = i;
-      f.start_s = 3.0 * i + r;
-      f.duration_s = 1;
-      f.kind = SimOpKind::forward;
-      SimOp b = f;
-      b.start_s += 1;
-      b.duration_s = 2;
-      b.kind = SimOpKind::backward;
-      sim.ops.push_back(f);
-      sim.ops.push_back(b);
-    }
-    SimOp o;
-    o.rank = r;
-    o.start_s = 3.0 * m + pp + 5;
-    o.duration_s = 1;
-    o.kind = SimOpKind::optimizer;
-    sim.ops.push_back(o);
-  }
-  sim.iteration_time_s = 3.0 * m + pp + 6;
-  return sim;
-}
-
-}  // namespace
-
 TEST_CASE("a 35-rank, 240-micro-batch pipeline is shown as ranks and phases that stay legible") {
   CHECK(pipeline_rows(35) == std::vector<int64_t>{0, 1, 2, -1, 16, 17, -1, 32, 33, 34});
-  const std::string s = pipeline_chart(synthetic_pipeline(35, 240), 35);
+  const std::string s = pipeline_chart(test::synthetic_pipeline(35, 240, true), 35);
   const auto labels = texts_of_class(s, "rank-label");
   std::vector<std::string> names;
   for (const auto& [y, t] : labels) names.push_back(t);
@@ -312,7 +279,7 @@ TEST_CASE("a 35-rank, 240-micro-batch pipeline is shown as ranks and phases that
 }
 
 TEST_CASE("a small pipeline shows every step of every rank, with a legend") {
-  const std::string s = pipeline_chart(synthetic_pipeline(4, 8), 4);
+  const std::string s = pipeline_chart(test::synthetic_pipeline(4, 8, true), 4);
   CHECK(count(s, "<rect") >= 2 * 4 * 8);
   CHECK(texts_of_class(s, "rank-label").size() == 4);
   CHECK(s.find("class=\"legend\"") != std::string::npos);
@@ -321,7 +288,7 @@ TEST_CASE("a small pipeline shows every step of every rank, with a legend") {
 TEST_CASE("a rank's phases divide its iteration into forward, backward, communication and bubble") {
   // Rank 0 of the hand-made pipeline (m = 240, pp = 35): forwards [3i, 3i+1), backwards
   // [3i+1, 3i+3), optimizer at 3·240 + 35 + 5 = 760 s.
-  const std::vector<PipelinePhase> ph = pipeline_phases(synthetic_pipeline(35, 240), 0);
+  const std::vector<PipelinePhase> ph = pipeline_phases(test::synthetic_pipeline(35, 240, true), 0);
   REQUIRE(ph.size() == 4);  // no fill: rank 0 starts at once
   CHECK(std::string(ph[0].name) == "warm-up");  // forward 0 only
   CHECK(ph[0].start_s == 0);
@@ -338,13 +305,13 @@ TEST_CASE("a rank's phases divide its iteration into forward, backward, communic
   CHECK(ph[3].bubble_s == 760 - 720);
   CHECK(ph[3].comm_s == 0);
   // Rank 34 waits 34 s for its first forward: a fill phase, all bubble.
-  const std::vector<PipelinePhase> last = pipeline_phases(synthetic_pipeline(35, 240), 34);
+  const std::vector<PipelinePhase> last = pipeline_phases(test::synthetic_pipeline(35, 240, true), 34);
   CHECK(std::string(last.front().name) == "fill");
   CHECK(last.front().bubble_s == 34);
 }
 
 TEST_CASE("an idle compute stream with a transfer in flight counts as communication, not bubble") {
-  SimResult sim = synthetic_pipeline(2, 2);  // rank 1: F [1,2) B [2,4) F [4,5) B [5,7), optimizer at 13
+  SimResult sim = test::synthetic_pipeline(2, 2, true);  // rank 1: F [1,2) B [2,4) F [4,5) B [5,7), optimizer at 13
   SimOp dp;
   dp.rank = 1;
   dp.stream = SimStream::dp;

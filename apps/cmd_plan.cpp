@@ -122,7 +122,7 @@ void run_plan(const PlanArgs& a) {
   if (!a.csv.empty()) {
     // Written whether or not a plan fits: the rejections are the answer then.
     if (a.csv == "-") std::cout << candidates_csv(res);
-    else write_file_atomic(a.csv, candidates_csv(res));
+    else write_file_atomic(a.csv, candidates_csv(res), "--csv");
     if (a.csv == "-") return;
   }
   if (a.explain && res.plans.empty()) std::cerr << rejections_text(res);

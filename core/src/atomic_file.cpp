@@ -15,16 +15,17 @@ namespace parallax {
 namespace {
 
 // err is taken by the caller before remove(), which may change errno.
-[[noreturn]] void fail_write(const std::string& path, const std::string& temp, int err) {
+[[noreturn]] void fail_write(const std::string& path, const std::string& flag, const std::string& temp,
+                             int err) {
   std::remove(temp.c_str());
-  throw InputError(path, "--out", "cannot write: " + std::generic_category().message(err));
+  throw InputError(path, flag, "cannot write: " + std::generic_category().message(err));
 }
 
 }  // namespace
 
-void write_file_atomic(const std::string& path, const std::string& text) {
+void write_file_atomic(const std::string& path, const std::string& text, const std::string& flag) {
   const std::string temp = path + ".tmp." + std::to_string(::getpid());
-  const auto fail = [&](int err) { fail_write(path, temp, err); };
+  const auto fail = [&](int err) { fail_write(path, flag, temp, err); };
   std::FILE* file = std::fopen(temp.c_str(), "wb");
   if (file == nullptr) fail(errno);
   if (std::fwrite(text.data(), 1, text.size(), file) != text.size()) {

@@ -107,6 +107,9 @@ TEST_CASE("a search file's bad values name the file and key, with exit 2") {
   const Result k = run("plan --search " + temp_file("k.yaml", "model: llama2-70b\nvpp: 2\n"));
   CHECK(k.code == 2);
   CHECK(k.err.find("$.vpp: unknown key") != std::string::npos);
+  const Result w = run("plan --search " + temp_file("w.yaml", kSearch) + " --csv /nonexistent-dir/c.csv");
+  CHECK(w.code == 2);
+  CHECK(w.err.find("/nonexistent-dir/c.csv: --csv: cannot write") != std::string::npos);
   const Result d = run("plan --search " + temp_file("d.yaml", "model: llama2-70b\ntp: [8, 8]\n"));
   CHECK(d.code == 2);
   CHECK(d.err.find("$.tp[1]: repeats an earlier value") != std::string::npos);

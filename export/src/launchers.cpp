@@ -57,6 +57,25 @@ std::string megatron_environment(const PlanFile& f) {
   return "";
 }
 
+// The rendezvous and one torchrun per node running $MEGATRON_DIR/pretrain_gpt.py with `args`, one
+// argument per line under it.
+std::string torchrun_pretrain_gpt(const PlanFile& f, const LaunchOptions& o,
+                                  const std::vector<std::string>& args) {
+  std::string indented;
+  for (char c : args_text(args)) {
+    indented += c;
+    if (c == '\n') indented += "    ";
+  }
+  while (!indented.empty() && (indented.back() == ' ' || indented.back() == '\n')) indented.pop_back();
+  return "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
+         "MASTER_PORT=29500\n"
+         "# One task per node; torchrun starts one process per GPU of its node.\n"
+         "srun " + srun_options(o) + " torchrun \\\n"
+         "    --nnodes \"$SLURM_NNODES\" --nproc-per-node " + std::to_string(gpus_per_node_used(f)) + " \\\n"
+         "    --rdzv-id \"$SLURM_JOB_ID\" --rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:$MASTER_PORT\" \\\n"
+         "    \"$MEGATRON_DIR/pretrain_gpt.py\" \\\n    " + indented + "\n";
+}
+
 }  // namespace
 
 int64_t plan_nodes(const PlanFile& f) {
@@ -64,14 +83,7 @@ int64_t plan_nodes(const PlanFile& f) {
 }
 
 std::string slurm_megatron_script(const PlanFile& f, const LaunchOptions& o) {
-  std::string args = megatron_args_text(f, {o.data_path, o.tokenizer_model});
-  // Indent the continuation lines under the torchrun command.
-  std::string indented;
-  for (char c : args) {
-    indented += c;
-    if (c == '\n') indented += "    ";
-  }
-  while (!indented.empty() && (indented.back() == ' ' || indented.back() == '\n')) indented.pop_back();
+  const std::vector<std::string> args = megatron_args(f, {o.data_path, o.tokenizer_model});
   return sbatch_header(f, o, 1) +
          "# " + f.model.name + ": " + std::to_string(f.gpus) + " GPUs, tp " + std::to_string(f.plan.tp) +
          " x pp " + std::to_string(f.plan.pp) + " x dp " + std::to_string(f.plan.dp) + "\n"
@@ -82,24 +94,13 @@ std::string slurm_megatron_script(const PlanFile& f, const LaunchOptions& o) {
          (f.job.tokens > 0 ? "--train-iters from the plan's tokens." : "no --tokens: 100 iterations, a measurement run.") +
          " Check them before training.\n"
          "MEGATRON_DIR=" + o.megatron_dir + "\n" + megatron_environment(f) +
-         "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
-         "MASTER_PORT=29500\n"
-         "# One task per node; torchrun starts one process per GPU of its node.\n"
-         "srun " + srun_options(o) + " torchrun \\\n"
-         "    --nnodes \"$SLURM_NNODES\" --nproc-per-node " + std::to_string(gpus_per_node_used(f)) + " \\\n"
-         "    --rdzv-id \"$SLURM_JOB_ID\" --rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:$MASTER_PORT\" \\\n"
-         "    \"$MEGATRON_DIR/pretrain_gpt.py\" \\\n    " + indented + "\n";
+         torchrun_pretrain_gpt(f, o, args);
 }
 
 std::string slurm_megatron_deepspeed_script(const PlanFile& f, const LaunchOptions& o) {
   const std::string ds_config = "\"$SLURM_SUBMIT_DIR/ds_config_$SLURM_JOB_ID.json\"";
-  std::string args = args_text(megatron_deepspeed_args(f, {o.data_path, o.tokenizer_model}, ds_config));
-  std::string indented;
-  for (char c : args) {
-    indented += c;
-    if (c == '\n') indented += "    ";
-  }
-  while (!indented.empty() && (indented.back() == ' ' || indented.back() == '\n')) indented.pop_back();
+  const std::vector<std::string> args =
+      megatron_deepspeed_args(f, {o.data_path, o.tokenizer_model}, ds_config);
   // megatron/arguments.py of Megatron-DeepSpeed raises unless CUDA_DEVICE_MAX_CONNECTIONS=1 with
   // sequence parallelism (with --deepspeed it turns the async TP all-reduce off otherwise).
   const std::string env = f.plan.sequence_parallel
@@ -114,13 +115,8 @@ std::string slurm_megatron_deepspeed_script(const PlanFile& f, const LaunchOptio
          "# count are placeholders, and without --data/--tokenizer the script stops until DATA_PATH\n"
          "# and TOKENIZER_MODEL are set (Megatron-DeepSpeed has no mock dataset).\n"
          "MEGATRON_DIR=" + o.megatron_dir + "  # a Megatron-DeepSpeed checkout\n" + env +
-         "cat > " + ds_config + " <<'DSCONFIG'\n" + deepspeed_config(f).dump(2) + "\nDSCONFIG\n"
-         "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
-         "MASTER_PORT=29500\n"
-         "srun " + srun_options(o) + " torchrun \\\n"
-         "    --nnodes \"$SLURM_NNODES\" --nproc-per-node " + std::to_string(gpus_per_node_used(f)) + " \\\n"
-         "    --rdzv-id \"$SLURM_JOB_ID\" --rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:$MASTER_PORT\" \\\n"
-         "    \"$MEGATRON_DIR/pretrain_gpt.py\" \\\n    " + indented + "\n";
+         "cat > " + ds_config + " <<'DSCONFIG'\n" + deepspeed_config(f).dump(2) + "\nDSCONFIG\n" +
+         torchrun_pretrain_gpt(f, o, args);
 }
 
 std::string slurm_parallax_script(const PlanFile& f, const LaunchOptions& o) {

@@ -6,19 +6,16 @@
 
 #include "parallax/core/error.hpp"
 #include "parallax/core/spec_json.hpp"
+#include "launch_args.hpp"
 
 namespace parallax {
 namespace {
 
-constexpr double kMegatronDropout = 0.1;  // --hidden-dropout and --attention-dropout defaults
+using launch_args::add;
+using launch_args::kMegatronDropout;
 
 [[noreturn]] void refuse(const std::string& why) {
   throw InputError("export", "--format megatron", why);
-}
-
-void add(std::vector<std::string>& a, const std::string& flag, int64_t v) {
-  a.push_back(flag);
-  a.push_back(std::to_string(v));
 }
 
 }  // namespace
@@ -93,12 +90,7 @@ std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& da
   a.insert(a.end(), {"--normalization", m.norm == Norm::rmsnorm ? "RMSNorm" : "LayerNorm"});
   if (!m.tied_embeddings) a.push_back("--untie-embeddings-and-output-weights");
   if (!m.linear_bias) a.push_back("--disable-bias-linear");
-  // Megatron-LM's dropout defaults to 0.1 on both; a model that says otherwise says so.
-  if (m.dropout != kMegatronDropout) {
-    std::ostringstream d;
-    d << m.dropout;
-    a.insert(a.end(), {"--hidden-dropout", d.str(), "--attention-dropout", d.str()});
-  }
+  launch_args::add_dropout(a, m);
   // fp8 through Transformer Engine: bf16 outside the fp8 GEMMs, E4M3 forward and E5M2 gradients
   // (hybrid), the stack's scaling (delayed amax history, or the current tensor's: tensorwise).
   if (f.job.dtype == Dtype::bf16 || f.job.dtype == Dtype::fp8) a.push_back("--bf16");
@@ -115,15 +107,7 @@ std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& da
     a.insert(a.end(), {"--data-path", data.data_path, "--split", "949,50,1", "--tokenizer-type",
                        "HuggingFaceTokenizer", "--tokenizer-model", data.tokenizer_model});
   }
-  // Placeholders, not planned: a cosine schedule from 3e-4 (Megatron-LM has no default --lr).
-  a.insert(a.end(), {"--lr", "3.0e-4", "--min-lr", "3.0e-5", "--lr-decay-style", "cosine",
-                     "--lr-warmup-fraction", "0.01"});
-  // Megatron-LM needs --train-iters (or --train-samples): the plan's tokens, else a short
-  // measurement run.
-  constexpr int64_t kMeasurementIters = 100;
-  const double per_iter = static_cast<double>(f.job.global_batch * m.seq_len);
-  add(a, "--train-iters",
-      f.job.tokens > 0 ? static_cast<int64_t>((f.job.tokens + per_iter - 1) / per_iter) : kMeasurementIters);
+  launch_args::add_schedule(a, f);
   return a;
 }
 

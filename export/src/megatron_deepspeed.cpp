@@ -1,7 +1,6 @@
 #include "parallax/export/megatron_deepspeed.hpp"
 
-#include <sstream>
-
+#include "launch_args.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/spec_json.hpp"
 
@@ -12,10 +11,7 @@ namespace {
   throw InputError("export", "--format megatron-deepspeed", why);
 }
 
-void add(std::vector<std::string>& a, const std::string& flag, int64_t v) {
-  a.push_back(flag);
-  a.push_back(std::to_string(v));
-}
+using launch_args::add;
 
 }  // namespace
 
@@ -50,11 +46,7 @@ std::vector<std::string> megatron_deepspeed_args(const PlanFile& f, const Megatr
   if (m.norm == Norm::rmsnorm) a.insert(a.end(), {"--normalization", "rmsnorm"});
   if (!m.tied_embeddings) a.push_back("--untie-embeddings-and-output-weights");
   if (!m.linear_bias) a.push_back("--disable-bias-linear");
-  if (m.dropout != 0.1) {
-    std::ostringstream d;
-    d << m.dropout;
-    a.insert(a.end(), {"--hidden-dropout", d.str(), "--attention-dropout", d.str()});
-  }
+  launch_args::add_dropout(a, m);
   if (p.recompute == Recompute::full) {
     a.insert(a.end(), {"--deepspeed-activation-checkpointing", "--recompute-granularity", "full"});
     if (p.recompute_layers > 0) {
@@ -76,12 +68,8 @@ std::vector<std::string> megatron_deepspeed_args(const PlanFile& f, const Megatr
                      "--split", "949,50,1", "--tokenizer-type", "HFTokenizer", "--tokenizer-model",
                      data.tokenizer_model.empty() ? "\"${TOKENIZER_MODEL:?set TOKENIZER_MODEL to the tokenizer of the data}\""
                                                   : data.tokenizer_model});
-  a.insert(a.end(), {"--optimizer", "adam", "--lr", "3.0e-4", "--min-lr", "3.0e-5", "--lr-decay-style",
-                     "cosine", "--lr-warmup-fraction", "0.01"});
-  constexpr int64_t kMeasurementIters = 100;
-  const double per_iter = static_cast<double>(f.job.global_batch * m.seq_len);
-  add(a, "--train-iters",
-      f.job.tokens > 0 ? static_cast<int64_t>((f.job.tokens + per_iter - 1) / per_iter) : kMeasurementIters);
+  a.insert(a.end(), {"--optimizer", "adam"});
+  launch_args::add_schedule(a, f);
   return a;
 }
 

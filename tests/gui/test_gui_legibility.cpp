@@ -8,6 +8,7 @@
 
 #include "charts/pipeline_view.hpp"
 #include "charts/scaling_chart.hpp"
+#include "capacity_rows.hpp"
 #include "synthetic_pipeline.hpp"
 
 using namespace parallax;
@@ -15,17 +16,7 @@ using namespace parallax::gui;
 
 namespace {
 
-CapacityRow row_with_days(int64_t gpus, double days, double cost_usd = 0) {
-  CapacityRow r;
-  r.gpus = gpus;
-  r.best = RankedPlan{};
-  r.best->time_s = 1;
-  r.best->prediction.iteration_time_s = 1;
-  r.best->prediction.model_tflops_per_gpu = 100;
-  r.days = days;
-  r.cost_usd = cost_usd;
-  return r;
-}
+using test::row_with_days;
 
 QAbstractAxis* right_axis(QChart* c) {
   for (QAbstractAxis* a : c->axes(Qt::Vertical)) {

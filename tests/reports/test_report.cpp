@@ -7,6 +7,7 @@
 #include "parallax/core/presets.hpp"
 #include "parallax/costmodel/conventions.hpp"
 #include "parallax/planner/simulator_refiner.hpp"
+#include "capacity_rows.hpp"
 #include "synthetic_pipeline.hpp"
 #include "parallax/reports/charts.hpp"
 #include "parallax/reports/pipeline_phases.hpp"
@@ -207,16 +208,7 @@ TEST_CASE("scaling efficiency is tokens per second per GPU relative to the small
 
 namespace {
 
-CapacityRow row_with_days(int64_t gpus, double days) {
-  CapacityRow r;
-  r.gpus = gpus;
-  r.best = RankedPlan{};
-  r.best->time_s = 1;
-  r.best->prediction.iteration_time_s = 1;
-  r.best->prediction.model_tflops_per_gpu = 100;
-  r.days = days;
-  return r;
-}
+using test::row_with_days;
 
 double days_circle_y(const std::string& svg, int64_t gpus) {
   const std::regex re("<circle cx=\"[0-9.]+\" cy=\"([0-9.]+)\"[^>]*><title>" + std::to_string(gpus) + " GPUs: [0-9.]+ days");

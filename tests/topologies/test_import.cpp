@@ -35,6 +35,18 @@ void check_dgx_a100(const NodeDescription& d) {
   }
 }
 
+
+// An all-reduce of 1 GB over the first `ranks` GPUs costs on the cluster with the imported node
+// what it costs on the preset's own node.
+void check_costs_as_preset(const ClusterSpec& c, const NodeDescription& d, int64_t ranks) {
+  const Topology imported(c, d);
+  const Topology preset(c);
+  std::vector<int64_t> g;
+  for (int64_t i = 0; i < ranks; ++i) g.push_back(i);
+  CHECK(collective_time_s(imported.group_cost(g), Collective::all_reduce, 1e9) ==
+        Approx(collective_time_s(preset.group_cost(g), Collective::all_reduce, 1e9)).epsilon(1e-12));
+}
+
 }  // namespace
 
 TEST_CASE("NCCL topology dump of a DGX A100") {
@@ -51,12 +63,7 @@ TEST_CASE("nvidia-smi topo -m of a DGX A100") {
 TEST_CASE("an imported node in the superpod costs what the preset's node costs") {
   const ClusterSpec c = load_cluster("dgx-a100-superpod");
   const NodeDescription d = import_nccl_topology_xml(read_data("dgx-a100-nccl-topo.xml"), "x");
-  const Topology imported(c, d);
-  const Topology preset(c);
-  std::vector<int64_t> g;
-  for (int64_t i = 0; i < 32; ++i) g.push_back(i);
-  CHECK(collective_time_s(imported.group_cost(g), Collective::all_reduce, 1e9) ==
-        Approx(collective_time_s(preset.group_cost(g), Collective::all_reduce, 1e9)).epsilon(1e-12));
+  check_costs_as_preset(c, d, 32);
 }
 
 TEST_CASE("an NVLink mesh without NVSwitch becomes direct links plus PCIe") {
@@ -94,12 +101,7 @@ TEST_CASE("nvidia-smi topo -m with GPUs only (no NIC driver, cloud VM): the clus
   // In a cluster it gets the cluster's NICs and GPU-NIC rails, so a group spanning nodes costs
   // what it costs on the preset's node (same NVSwitch bandwidth, same NICs).
   const ClusterSpec c = load_cluster("dgx-a100-superpod");
-  const Topology imported(c, d);
-  const Topology preset(c);
-  std::vector<int64_t> g;
-  for (int64_t i = 0; i < 16; ++i) g.push_back(i);
-  CHECK(collective_time_s(imported.group_cost(g), Collective::all_reduce, 1e9) ==
-        Approx(collective_time_s(preset.group_cost(g), Collective::all_reduce, 1e9)).epsilon(1e-12));
+  check_costs_as_preset(c, d, 16);
 }
 
 TEST_CASE("nvidia-smi topo -m with GPUs only on PCIe (4 x A10G, tab-separated)") {

@@ -1,0 +1,40 @@
+#pragma once
+// Argument pieces the Megatron-LM and Megatron-DeepSpeed exports share. Internal to the export
+// library.
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "parallax/core/plan_file.hpp"
+
+namespace parallax::launch_args {
+
+constexpr double kMegatronDropout = 0.1;  // --hidden-dropout and --attention-dropout defaults
+
+inline void add(std::vector<std::string>& a, const std::string& flag, int64_t v) {
+  a.push_back(flag);
+  a.push_back(std::to_string(v));
+}
+
+// Megatron's dropout defaults to 0.1 on both; a model that says otherwise says so.
+inline void add_dropout(std::vector<std::string>& a, const ModelSpec& m) {
+  if (m.dropout == kMegatronDropout) return;
+  std::ostringstream d;
+  d << m.dropout;
+  a.insert(a.end(), {"--hidden-dropout", d.str(), "--attention-dropout", d.str()});
+}
+
+// Placeholders, not planned: a cosine schedule from 3e-4 (neither trainer has a default --lr),
+// and --train-iters (or samples, which both require): the plan's tokens, else a short
+// measurement run of 100 iterations.
+inline void add_schedule(std::vector<std::string>& a, const PlanFile& f) {
+  a.insert(a.end(), {"--lr", "3.0e-4", "--min-lr", "3.0e-5", "--lr-decay-style", "cosine",
+                     "--lr-warmup-fraction", "0.01"});
+  constexpr int64_t kMeasurementIters = 100;
+  const double per_iter = static_cast<double>(f.job.global_batch * f.model.seq_len);
+  add(a, "--train-iters",
+      f.job.tokens > 0 ? static_cast<int64_t>((f.job.tokens + per_iter - 1) / per_iter) : kMeasurementIters);
+}
+
+}  // namespace parallax::launch_args

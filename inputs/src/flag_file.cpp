@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "parallax/inputs/recipe.hpp"
+
 namespace parallax::flag_file {
 namespace {
 
@@ -103,6 +105,14 @@ void apply_job_keys(const std::string& path, const YAML::Node& doc, PlanOptions&
       throw InputError(path, "$." + key, "must be a single value, as its flag takes");
     it->second(o, v.Scalar());
   }
+}
+
+void rethrow_as_file_error(const InputError& e, const std::string& path,
+                           const std::set<std::string>& given) {
+  if (e.source() != "command line" || e.path().rfind("--", 0) != 0 ||
+      given.count(recipe_key(e.path())) != 0)
+    throw e;
+  throw InputError(path, "$." + recipe_key(e.path()), e.rule());
 }
 
 }  // namespace parallax::flag_file

@@ -24,6 +24,12 @@ bool bool_of(const std::string& path, const std::string& text, const std::string
 
 // Applies the job keys of `doc` (those `job_keys` allows; all the flags' keys when null) to o,
 // skipping the keys in `given`; `other` reads the rest and says whether it knew the key.
+// A flag's error from resolving the file's values, as the file's: the key instead of the flag
+// ("--global-batch" -> "$.global_batch"). Errors of presets or files the values name, and of flags
+// typed on the command line (`given`), are rethrown as they are.
+[[noreturn]] void rethrow_as_file_error(const InputError& e, const std::string& path,
+                                        const std::set<std::string>& given);
+
 void apply_job_keys(const std::string& path, const YAML::Node& doc, PlanOptions& o,
                     const std::set<std::string>& given, const std::set<std::string>* job_keys,
                     const std::function<bool(const std::string&, const YAML::Node&)>& other);

@@ -21,9 +21,7 @@ Resolved resolve_recipe(const std::string& path, const PlanOptions& options,
   try {
     return resolve(options);
   } catch (const InputError& e) {
-    if (e.source() != "command line") throw;  // a preset or file the recipe names says so itself
-    if (e.path().rfind("--", 0) != 0 || given.count(recipe_key(e.path())) != 0) throw;
-    throw InputError(path, "$." + recipe_key(e.path()), e.rule());
+    flag_file::rethrow_as_file_error(e, path, given);
   }
 }
 

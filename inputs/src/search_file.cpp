@@ -2,7 +2,6 @@
 
 #include "flag_file.hpp"
 #include "parallax/core/spec_json.hpp"
-#include "parallax/inputs/recipe.hpp"
 
 namespace parallax {
 
@@ -71,8 +70,7 @@ PlannerInputs search_file_inputs(const std::string& path, const SearchFile& f,
   try {
     in = planner_inputs(resolve_job(f.job), f.flags);
   } catch (const InputError& e) {
-    if (e.path().rfind("--", 0) != 0 || given.count(recipe_key(e.path())) != 0) throw;
-    throw InputError(path, "$." + recipe_key(e.path()), e.rule());
+    flag_file::rethrow_as_file_error(e, path, given);
   }
   SearchOptions& o = in.options;
   o.tp_values = f.tp;

@@ -31,44 +31,47 @@ bool listed(const std::vector<T>& list, const T& x) {
 
 std::optional<StackRefusal> stack_refusal(const ModelSpec& m, const JobSpec& j, const PlanSpec& p) {
   const StackCapabilities& c = j.capabilities;
-  const std::string stack = "stack \"" + j.framework + "\" ";
+  // The planner asks this of every candidate: strings are built only for a refusal.
+  auto refuse = [&](const char* path, const std::string& rule) {
+    return StackRefusal{path, "stack \"" + j.framework + "\" " + rule};
+  };
   auto n = [](int64_t x) { return std::to_string(x); };
   if (!listed(c.zero_stages, p.zero)) {
     std::string stages;
     for (size_t i = 0; i < c.zero_stages.size(); ++i)
       stages += (i == 0 ? "" : i + 1 == c.zero_stages.size() ? " or " : ", ") + n(c.zero_stages[i]);
-    return StackRefusal{"$.plan.zero", stack + "runs ZeRO stage " + stages + " (got " + n(p.zero) + ")"};
+    return refuse("$.plan.zero", "runs ZeRO stage " + stages + " (got " + n(p.zero) + ")");
   }
   if (!listed(c.schedules, p.schedule))
-    return StackRefusal{"$.plan.schedule", stack + "has no " + to_string(p.schedule) + " schedule"};
+    return refuse("$.plan.schedule", std::string("has no ") + to_string(p.schedule) + " schedule");
   if (p.tp > 1 && !c.tensor_parallel)
-    return StackRefusal{"$.plan.tp", stack + "has no tensor parallelism (got tp " + n(p.tp) + ")"};
+    return refuse("$.plan.tp", "has no tensor parallelism (got tp " + n(p.tp) + ")");
   if (p.sequence_parallel && !c.sequence_parallel)
-    return StackRefusal{"$.plan.sequence_parallel", stack + "has no sequence parallelism"};
+    return refuse("$.plan.sequence_parallel", "has no sequence parallelism");
   if (p.pp > 1 && !c.pipeline_parallel)
-    return StackRefusal{"$.plan.pp", stack + "has no pipeline parallelism (got pp " + n(p.pp) + ")"};
+    return refuse("$.plan.pp", "has no pipeline parallelism (got pp " + n(p.pp) + ")");
   if (m.kv_heads != m.heads && !c.grouped_query_attention)
-    return StackRefusal{"$.model.kv_heads", stack + "runs multi-head attention only (kv_heads " +
-                                                n(m.kv_heads) + ", heads " + n(m.heads) + ")"};
+    return refuse("$.model.kv_heads", "runs multi-head attention only (kv_heads " +
+                                          n(m.kv_heads) + ", heads " + n(m.heads) + ")");
   const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0;
-  const std::string uneven_path = p.first_stage_layers > 0 ? "$.plan.first_stage_layers" : "$.plan.last_stage_layers";
+  const char* uneven_path = p.first_stage_layers > 0 ? "$.plan.first_stage_layers" : "$.plan.last_stage_layers";
   if (uneven && c.uneven_stages == UnevenStages::none)
-    return StackRefusal{uneven_path, stack + "splits the pipeline evenly only"};
+    return refuse(uneven_path, "splits the pipeline evenly only");
   if (uneven && c.uneven_stages == UnevenStages::deepspeed_balanced) {
     // DeepSpeed's partition_balanced over unit weights: the smallest bottleneck ceil(L / pp),
     // filled greedily from the first stage, the last taking what remains.
     const int64_t per = (m.layers + p.pp - 1) / p.pp, last = m.layers - (p.pp - 1) * per;
     if (p.first_stage_layers != per || p.last_stage_layers != last || last < 1)
-      return StackRefusal{uneven_path, stack + "cuts stages itself (DeepSpeed's partition_method "
-                                                 "type:transformer): " + n(m.layers) + " layers on pp " +
-                                                 n(p.pp) + (last < 1 ? " leave its last stage empty"
-                                                 : " run as " + n(per) + " per stage and " + n(last) +
-                                                       " on the last (first_stage_layers " + n(per) +
-                                                       ", last_stage_layers " + n(last) + ")")};
+      return refuse(uneven_path, "cuts stages itself (DeepSpeed's partition_method "
+                                 "type:transformer): " + n(m.layers) + " layers on pp " + n(p.pp) +
+                                     (last < 1 ? " leave its last stage empty"
+                                               : " run as " + n(per) + " per stage and " + n(last) +
+                                                     " on the last (first_stage_layers " + n(per) +
+                                                     ", last_stage_layers " + n(last) + ")"));
   }
   if (!listed(c.positions, m.position))
-    return StackRefusal{"$.model.position", stack + "has no " + to_string(m.position) + " position embedding"};
-  if (j.dtype == Dtype::fp8 && !c.fp8) return StackRefusal{"$.job.dtype", stack + "does not train in fp8"};
+    return refuse("$.model.position", std::string("has no ") + to_string(m.position) + " position embedding");
+  if (j.dtype == Dtype::fp8 && !c.fp8) return refuse("$.job.dtype", "does not train in fp8");
   return std::nullopt;
 }
 

@@ -32,6 +32,7 @@ std::string plan_summary(const PlanSpec& p) {
   std::string s =
       "tp=" + std::to_string(p.tp) + " pp=" + std::to_string(p.pp) + " dp=" + std::to_string(p.dp);
   if (p.vpp > 1) s += " vpp=" + std::to_string(p.vpp);
+  if (p.microbatch_group != 0) s += " group=" + std::to_string(p.microbatch_group);
   s += " mbs=" + std::to_string(p.micro_batch) + " m=" + std::to_string(p.num_micro_batches);
   s += " schedule=";
   s += to_string(p.schedule);
@@ -111,7 +112,7 @@ void run_simulate(const SimulateArgs& a) {
   const Resolved res = resolve(a.plan);
   const PlanSpec& p = res.file.plan;
   if (a.schedule_only) {
-    const ScheduleTable t = make_schedule(p.schedule, p.pp, p.vpp, p.num_micro_batches);
+    const ScheduleTable t = make_schedule(p.schedule, p.pp, p.vpp, p.num_micro_batches, p.microbatch_group);
     check_schedule(t);
     std::cout << format_schedule(t);
     return;

@@ -14,8 +14,10 @@ std::string num(double x, const char* format) {
 std::string plan_fields(const PlanSpec& p) {
   const std::string mbs = p.micro_batch > 0 ? std::to_string(p.micro_batch) : "";
   const std::string m = p.micro_batch > 0 ? std::to_string(p.num_micro_batches) : "";
+  const std::string group =
+      p.schedule == Schedule::interleaved ? std::to_string(microbatch_group_size(p)) : "";
   return std::to_string(p.tp) + "," + std::to_string(p.pp) + "," + std::to_string(p.vpp) + "," +
-         std::to_string(p.dp) + "," + mbs + "," + m + "," + to_string(p.schedule) + "," +
+         group + "," + std::to_string(p.dp) + "," + mbs + "," + m + "," + to_string(p.schedule) + "," +
          to_string(p.recompute) + "," + (p.sequence_parallel ? "on" : "off") + "," +
          std::to_string(p.zero) + "," + std::to_string(p.first_stage_layers) + "," +
          std::to_string(p.last_stage_layers);
@@ -31,7 +33,7 @@ std::string predicted_fields(const Prediction& pr, double time_s) {
 
 std::string candidates_csv(const SearchResult& res) {
   std::string out =
-      "status,rank,tp,pp,vpp,dp,mbs,m,schedule,recompute,sp,zero,first_stage_layers,"
+      "status,rank,tp,pp,vpp,microbatch_group,dp,mbs,m,schedule,recompute,sp,zero,first_stage_layers,"
       "last_stage_layers,reason,iteration_time_s,tokens_per_s,mfu,peak_memory_gb\n";
   for (size_t i = 0; i < res.plans.size(); ++i) {
     const RankedPlan& r = res.plans[i];

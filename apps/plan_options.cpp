@@ -48,6 +48,10 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
   });
   app.add_option("--vpp", o.vpp, "virtual stages per pipeline rank (interleaved 1F1B)")
       ->capture_default_str();
+  app.add_option("--microbatch-group", o.microbatch_group,
+                 "interleaved: micro-batches per virtual-stage group, pp <= N <= m, m % N zero or "
+                 ">= pp (0 = pp; Megatron-Core --microbatch-group-size-per-virtual-pipeline-stage)")
+      ->capture_default_str();
   app.add_option("--mbs", o.mbs, "micro-batch size")->capture_default_str();
   app.add_flag("--sp", o.sp, "sequence parallelism (needs tp > 1)");
   app.add_option("--recompute", o.recompute, "activation recomputation: none|selective|full")

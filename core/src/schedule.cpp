@@ -2,9 +2,11 @@
 //  - 1F1B (forward_backward_pipelining_without_interleaving): rank r runs min(pp - r - 1, m)
 //    warm-up forwards, then alternates one forward and one backward, then drains the backwards.
 //  - Interleaved 1F1B (forward_backward_pipelining_with_interleaving): m * vpp virtual
-//    micro-batches; warm-up (pp - r - 1) * 2 + (vpp - 1) * pp (all of them when m == pp);
-//    virtual micro-batch k runs chunk (k / pp) % vpp forward and vpp - 1 - (k / pp) % vpp
-//    backward, on micro-batch (k / (pp * vpp)) * pp + k % pp.
+//    micro-batches; warm-up (pp - r - 1) * 2 + (vpp - 1) * N (all of them when m == pp), N the
+//    micro-batch group size (pp by default). Virtual micro-batch k is entry k of get_schedule_table:
+//    the micro-batches in groups of N, each group run through chunks 0 .. vpp-1 (the last group
+//    takes the remainder); forward runs its chunk, backward chunk vpp - 1 - chunk. With N = pp that
+//    is chunk (k / pp) % vpp on micro-batch (k / (pp * vpp)) * pp + k % pp.
 //  - GPipe: every forward, then every backward, both in micro-batch order.
 #include "parallax/core/schedule.hpp"
 
@@ -18,7 +20,7 @@ namespace {
 
 std::string n(int64_t v) { return std::to_string(v); }
 
-void check_inputs(Schedule s, int64_t pp, int64_t vpp, int64_t m) {
+void check_inputs(Schedule s, int64_t pp, int64_t vpp, int64_t m, int64_t group) {
   const auto fail = [](const std::string& path, const std::string& rule) {
     throw InputError("schedule", path, rule);
   };
@@ -29,14 +31,22 @@ void check_inputs(Schedule s, int64_t pp, int64_t vpp, int64_t m) {
     if (vpp < 2) fail("$.plan.vpp", "schedule \"interleaved\" requires vpp > 1 (got vpp 1)");
     if (pp < 2)
       fail("$.plan.pp", "schedule \"interleaved\" requires pp >= 2 (got pp " + n(pp) + ")");
-    if (m % pp != 0) {
+    if (group == 0 && m % pp != 0) {
       fail("$.plan.num_micro_batches", "num_micro_batches (" + n(m) +
                                            ") must be a multiple of pp (" + n(pp) +
-                                           ") with the interleaved schedule (Megatron-LM)");
+                                           ") with the interleaved schedule (Megatron-LM), or "
+                                           "run in micro-batch groups (microbatch_group)");
+    }
+    if (group != 0) {
+      const std::string rule = microbatch_group_refusal(pp, m, group);
+      if (!rule.empty()) fail("$.plan.microbatch_group", rule);
     }
   } else if (vpp != 1) {
     fail("$.plan.vpp", "vpp (" + n(vpp) + ") > 1 requires schedule \"interleaved\" (got \"" +
                            to_string(s) + "\")");
+  } else if (group != 0) {
+    fail("$.plan.microbatch_group", "a micro-batch group needs schedule \"interleaved\" (got \"" +
+                                        std::string(to_string(s)) + "\")");
   }
 }
 
@@ -59,26 +69,34 @@ std::vector<ScheduleStep> gpipe_rank(int64_t m) {
   return out;
 }
 
-ScheduleStep interleaved_step(StepKind kind, int64_t pp, int64_t vpp, int64_t k) {
-  const int64_t group = pp * vpp;
-  const int64_t fwd_chunk = (k % group) / pp;
-  const int64_t chunk = kind == StepKind::forward ? fwd_chunk : vpp - 1 - fwd_chunk;
-  return {kind, (k / group) * pp + k % pp, chunk};
+// Megatron-Core's get_schedule_table: (micro-batch, chunk) of each forward virtual micro-batch.
+std::vector<ScheduleStep> interleaved_table(int64_t vpp, int64_t m, int64_t group) {
+  std::vector<ScheduleStep> out;
+  for (int64_t first = 0; first < m; first += group) {
+    const int64_t end = first + group >= m ? m : first + group;
+    for (int64_t chunk = 0; chunk < vpp; ++chunk)
+      for (int64_t mb = first; mb < end; ++mb) out.push_back({StepKind::forward, mb, chunk});
+  }
+  return out;
 }
 
-std::vector<ScheduleStep> interleaved_rank(int64_t pp, int64_t vpp, int64_t m, int64_t r) {
+std::vector<ScheduleStep> interleaved_rank(int64_t pp, int64_t vpp, int64_t m, int64_t group,
+                                           int64_t r) {
+  const std::vector<ScheduleStep> table = interleaved_table(vpp, m, group);
+  const auto forward = [&](int64_t k) { return table[static_cast<size_t>(k)]; };
+  const auto backward = [&](int64_t k) {
+    const ScheduleStep& s = table[static_cast<size_t>(k)];
+    return ScheduleStep{StepKind::backward, s.micro_batch, vpp - 1 - s.chunk};
+  };
   const int64_t total = m * vpp;
-  const int64_t warmup = m == pp ? total : std::min((pp - r - 1) * 2 + (vpp - 1) * pp, total);
+  const int64_t warmup = m == pp ? total : std::min((pp - r - 1) * 2 + (vpp - 1) * group, total);
   std::vector<ScheduleStep> out;
-  for (int64_t k = 0; k < warmup; ++k)
-    out.push_back(interleaved_step(StepKind::forward, pp, vpp, k));
+  for (int64_t k = 0; k < warmup; ++k) out.push_back(forward(k));
   for (int64_t k = 0; k < total - warmup; ++k) {
-    out.push_back(interleaved_step(StepKind::forward, pp, vpp, warmup + k));
-    out.push_back(interleaved_step(StepKind::backward, pp, vpp, k));
+    out.push_back(forward(warmup + k));
+    out.push_back(backward(k));
   }
-  for (int64_t k = total - warmup; k < total; ++k) {
-    out.push_back(interleaved_step(StepKind::backward, pp, vpp, k));
-  }
+  for (int64_t k = total - warmup; k < total; ++k) out.push_back(backward(k));
   return out;
 }
 
@@ -94,15 +112,37 @@ std::string step_text(const ScheduleStep& s, bool chunks) {
   return out;
 }
 
+bool group_runs(int64_t pp, int64_t m, int64_t group) {
+  return group >= pp && group <= m && (m % group == 0 || m % group >= pp);
+}
+
 }  // namespace
 
-ScheduleTable make_schedule(Schedule s, int64_t pp, int64_t vpp, int64_t num_micro_batches) {
-  check_inputs(s, pp, vpp, num_micro_batches);
+std::string microbatch_group_refusal(int64_t pp, int64_t m, int64_t group) {
+  if (group_runs(pp, m, group)) return {};
+  if (group < pp || group > m)
+    return "microbatch_group (" + n(group) + ") must lie in [pp, num_micro_batches] = [" + n(pp) +
+           ", " + n(m) + "] (Megatron-Core)";
+  return "num_micro_batches (" + n(m) + ") % microbatch_group (" + n(group) + ") = " +
+         n(m % group) + " leaves a last group smaller than pp (" + n(pp) +
+         "); it must be 0 or >= pp (Megatron-Core)";
+}
+
+int64_t smallest_microbatch_group(int64_t pp, int64_t m) {
+  for (int64_t g = pp; g <= m; ++g)
+    if (group_runs(pp, m, g)) return g;
+  return 0;
+}
+
+ScheduleTable make_schedule(Schedule s, int64_t pp, int64_t vpp, int64_t num_micro_batches,
+                            int64_t microbatch_group) {
+  check_inputs(s, pp, vpp, num_micro_batches, microbatch_group);
   ScheduleTable t;
   t.schedule = s;
   t.pp = pp;
   t.vpp = vpp;
   t.num_micro_batches = num_micro_batches;
+  t.microbatch_group = microbatch_group > 0 ? microbatch_group : pp;
   for (int64_t r = 0; r < pp; ++r) {
     switch (s) {
       case Schedule::gpipe:
@@ -112,7 +152,7 @@ ScheduleTable make_schedule(Schedule s, int64_t pp, int64_t vpp, int64_t num_mic
         t.ranks.push_back(one_f_one_b_rank(pp, num_micro_batches, r));
         break;
       case Schedule::interleaved:
-        t.ranks.push_back(interleaved_rank(pp, vpp, num_micro_batches, r));
+        t.ranks.push_back(interleaved_rank(pp, vpp, num_micro_batches, t.microbatch_group, r));
         break;
     }
   }

@@ -286,7 +286,7 @@ void read_stack_capabilities(JsonObjectReader& r, StackCapabilities& c) {
   JsonObjectReader o = r.object("capabilities");
   expect_keys(o, {"zero", "schedules", "positions", "tensor_parallel", "sequence_parallel",
                   "pipeline_parallel", "grouped_query_attention", "uneven_stages", "fp8", "export",
-                  "source"});
+                  "microbatch_groups", "source"});
   if (o.has("zero")) c.zero_stages = o.get_int_list("zero", 0, 3);
   if (o.has("schedules")) {
     c.schedules.clear();
@@ -307,6 +307,7 @@ void read_stack_capabilities(JsonObjectReader& r, StackCapabilities& c) {
                     : uneven == "deepspeed_balanced" ? UnevenStages::deepspeed_balanced
                                                      : UnevenStages::any;
   c.fp8 = o.get_bool_or("fp8", true);
+  c.microbatch_groups = o.get_bool_or("microbatch_groups", true);
   c.exporter = enum_from(o.get_enum_or("export", {"none", "megatron", "deepspeed", "parallax"}, "none"),
                          kExporters);
   if (o.get_string("source").empty()) o.fail("source", "must say where the capabilities come from");
@@ -376,14 +377,15 @@ StackSpec read_stack(JsonObjectReader& r) {
 }
 
 PlanSpec read_plan(JsonObjectReader& r) {
-  expect_keys(r, {"tp", "pp", "dp", "vpp", "micro_batch", "num_micro_batches", "sequence_parallel",
-                  "recompute", "recompute_layers", "zero", "schedule", "order",
+  expect_keys(r, {"tp", "pp", "dp", "vpp", "microbatch_group", "micro_batch", "num_micro_batches",
+                  "sequence_parallel", "recompute", "recompute_layers", "zero", "schedule", "order",
                   "first_stage_layers", "last_stage_layers"});
   PlanSpec p;
   p.tp = r.get_int("tp", 1, Limits::max_gpus);
   p.pp = r.get_int("pp", 1, Limits::max_gpus);
   p.dp = r.get_int("dp", 1, Limits::max_gpus);
   p.vpp = r.get_int_or("vpp", 1, Limits::max_layers, 1);
+  p.microbatch_group = r.get_int_or("microbatch_group", 1, Limits::max_global_batch, 0);
   p.micro_batch = r.get_int("micro_batch", 1, Limits::max_global_batch);
   p.num_micro_batches = r.get_int_or("num_micro_batches", 1, Limits::max_global_batch, 0);
   p.sequence_parallel = r.get_bool_or("sequence_parallel", false);
@@ -502,6 +504,8 @@ json to_json(const PlanSpec& p) {
               {"order", p.order}};
   // 0 means "derive from the batch": left out, so that reading the output gives 0 again.
   if (p.num_micro_batches != 0) out["num_micro_batches"] = p.num_micro_batches;
+  // 0 means pp, Megatron's default: left out, so files of plans without groups stay as they were.
+  if (p.microbatch_group != 0) out["microbatch_group"] = p.microbatch_group;
   return out;
 }
 

@@ -44,6 +44,10 @@ std::optional<StackRefusal> stack_refusal(const ModelSpec& m, const JobSpec& j, 
   }
   if (!listed(c.schedules, p.schedule))
     return refuse("$.plan.schedule", std::string("has no ") + to_string(p.schedule) + " schedule");
+  if (p.microbatch_group != 0 && p.microbatch_group != p.pp && !c.microbatch_groups)
+    return refuse("$.plan.microbatch_group", "runs interleaved micro-batches in groups of pp (" +
+                                                 n(p.pp) + ") only (got microbatch_group " +
+                                                 n(p.microbatch_group) + ")");
   if (p.tp > 1 && !c.tensor_parallel)
     return refuse("$.plan.tp", "has no tensor parallelism (got tp " + n(p.tp) + ")");
   if (p.sequence_parallel && !c.sequence_parallel)

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "parallax/core/error.hpp"
+#include "parallax/core/schedule.hpp"
 #include "parallax/core/spec_json.hpp"
 #include "parallax/core/stack_spec.hpp"
 
@@ -152,12 +153,14 @@ class PlanChecker {
   }
 
   // Megatron-LM's interleaved 1F1B: each pipeline rank holds vpp model chunks of equal size, and
-  // the schedule walks micro-batches in groups of pp.
+  // the schedule walks micro-batches in groups of pp, or of microbatch_group (Megatron-Core).
   void check_interleaving() const {
     const bool interleaved = p_.schedule == Schedule::interleaved;
     if (p_.vpp == 1) {
       if (interleaved)
         fail("$.plan.schedule", "schedule \"interleaved\" requires vpp > 1 (got vpp 1)");
+      if (p_.microbatch_group != 0)
+        fail("$.plan.microbatch_group", "micro-batch groups need the interleaved schedule (vpp > 1)");
       return;
     }
     if (!interleaved)
@@ -176,10 +179,15 @@ class PlanChecker {
     } else if (m_.layers % chunks != 0)
       fail("$.plan.vpp", "layers (" + n(m_.layers) + ") must be divisible by pp (" + n(p_.pp) +
                              ") * vpp (" + n(p_.vpp) + ") = " + n(chunks));
-    if (micro_batches() % p_.pp != 0)
+    if (p_.microbatch_group != 0) {
+      const std::string rule = microbatch_group_refusal(p_.pp, micro_batches(), p_.microbatch_group);
+      if (!rule.empty()) fail("$.plan.microbatch_group", rule);
+    } else if (micro_batches() % p_.pp != 0) {
       fail("$.plan.num_micro_batches", "num_micro_batches (" + n(micro_batches()) +
                                            ") must be divisible by pp (" + n(p_.pp) +
-                                           ") with the interleaved schedule (Megatron-LM)");
+                                           ") with the interleaved schedule (Megatron-LM), or run "
+                                           "in micro-batch groups (microbatch_group)");
+    }
   }
 
   // Sequence parallelism shards the sequence dimension over the TP group.

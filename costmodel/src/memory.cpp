@@ -111,12 +111,14 @@ double in_flight_micro_batches(const PlanSpec& p, int64_t stage) {
     case Schedule::gpipe: return m;
     case Schedule::one_f_one_b: return std::min(static_cast<double>(p.pp - stage), m);
     case Schedule::interleaved: {
-      // Megatron-LM: warm-up runs (pp - k - 1) * 2 + (vpp - 1) * pp chunk forwards, then one more
-      // before the first backward; each chunk holds 1/vpp of the stage's layers. With m == pp it
-      // runs every forward first (all_warmup_microbatches), so every chunk is in flight.
+      // Megatron-LM: warm-up runs (pp - k - 1) * 2 + (vpp - 1) * N chunk forwards, N the
+      // micro-batch group (pp by default), then one more before the first backward; each chunk
+      // holds 1/vpp of the stage's layers. With m == pp it runs every forward first
+      // (all_warmup_microbatches), so every chunk is in flight.
       const double total = m * static_cast<double>(p.vpp);
       if (p.num_micro_batches == p.pp) return m;
-      const double chunks = static_cast<double>((p.pp - stage - 1) * 2 + (p.vpp - 1) * p.pp + 1);
+      const double chunks = static_cast<double>((p.pp - stage - 1) * 2 +
+                                                (p.vpp - 1) * microbatch_group_size(p) + 1);
       return std::min(chunks, total) / static_cast<double>(p.vpp);
     }
   }

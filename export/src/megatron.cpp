@@ -36,6 +36,8 @@ std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& da
   if (p.first_stage_layers > 0) add(a, "--decoder-first-pipeline-num-layers", p.first_stage_layers);
   if (p.last_stage_layers > 0) add(a, "--decoder-last-pipeline-num-layers", p.last_stage_layers);
   if (p.vpp > 1) add(a, "--num-layers-per-virtual-pipeline-stage", m.layers / (p.pp * p.vpp));
+  if (p.microbatch_group != 0 && p.microbatch_group != p.pp)
+    add(a, "--microbatch-group-size-per-virtual-pipeline-stage", p.microbatch_group);
   if (p.sequence_parallel) a.push_back("--sequence-parallel");
   add(a, "--micro-batch-size", p.micro_batch);
   add(a, "--global-batch-size", f.job.global_batch);
@@ -346,10 +348,8 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
                                 : 1;
   if (train_iters > 0) f.job.tokens = static_cast<double>(train_iters * f.job.global_batch * m.seq_len);
   if (train_samples > 0) f.job.tokens = static_cast<double>(train_samples * m.seq_len);
-  if (microbatch_group > 0 && microbatch_group != p.pp)
-    throw InputError("megatron args", "--microbatch-group-size-per-virtual-pipeline-stage",
-                     "only Megatron-LM's default, pp micro-batches per group, is modelled (got " +
-                         std::to_string(microbatch_group) + ", pp " + std::to_string(p.pp) + ")");
+  // Megatron-Core reads the group only when interleaving; pp, its default, is stored as 0.
+  if (p.vpp > 1 && microbatch_group > 0 && microbatch_group != p.pp) p.microbatch_group = microbatch_group;
   p.schedule = p.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
   if (p.tp < 1 || p.pp < 1 || f.gpus % (p.tp * p.pp) != 0)
     throw InputError("megatron args", "--tensor-model-parallel-size",

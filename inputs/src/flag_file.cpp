@@ -19,6 +19,7 @@ const std::map<std::string, Setter>& setters() {
       {"tp", [](PlanOptions& o, const std::string& v) { o.tp = v; }},
       {"pp", [](PlanOptions& o, const std::string& v) { o.pp = v; }},
       {"vpp", [](PlanOptions& o, const std::string& v) { o.vpp = v; }},
+      {"microbatch_group", [](PlanOptions& o, const std::string& v) { o.microbatch_group = v; }},
       {"mbs", [](PlanOptions& o, const std::string& v) { o.mbs = v; }},
       {"recompute", [](PlanOptions& o, const std::string& v) { o.recompute = v; }},
       {"recompute_layers", [](PlanOptions& o, const std::string& v) { o.recompute_layers = v; }},

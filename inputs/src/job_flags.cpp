@@ -21,6 +21,7 @@ std::string flag_for_path(const std::string& path) {
       {"$.plan.pp", "--pp"},
       {"$.plan.dp", "--gpus"},
       {"$.plan.vpp", "--vpp"},
+      {"$.plan.microbatch_group", "--microbatch-group"},
       {"$.plan.micro_batch", "--mbs"},
       {"$.plan.num_micro_batches", "--global-batch"},
       {"$.plan.sequence_parallel", "--sp"},
@@ -134,6 +135,9 @@ Resolved resolve(const PlanOptions& o) {
                                                          0, Limits::max_layers)},
                          {"order", o.order}};
   if (!o.schedule.empty()) plan["schedule"] = o.schedule;
+  // 0, the default, means pp: left out, as plan files leave it out.
+  if (const int64_t g = parse_int("--microbatch-group", o.microbatch_group, 0, Limits::max_global_batch); g > 0)
+    plan["microbatch_group"] = g;
   if (o.global_batch.empty())
     f.job.global_batch = plan["micro_batch"].get<int64_t>() * plan["dp"].get<int64_t>();
   try {

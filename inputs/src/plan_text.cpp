@@ -7,6 +7,7 @@ std::string plan_line(const PlanSpec& p) {
   std::string s = "tp=" + std::to_string(p.tp) + " pp=" + std::to_string(p.pp) +
                   " dp=" + std::to_string(p.dp);
   if (p.vpp > 1) s += " vpp=" + std::to_string(p.vpp);
+  if (p.microbatch_group != 0) s += " group=" + std::to_string(p.microbatch_group);
   if (p.first_stage_layers > 0) s += " first=" + std::to_string(p.first_stage_layers);
   if (p.last_stage_layers > 0) s += " last=" + std::to_string(p.last_stage_layers);
   s += " mbs=" + std::to_string(p.micro_batch) + " m=" + std::to_string(p.num_micro_batches) +

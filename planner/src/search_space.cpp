@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "parallax/core/divisors.hpp"
+#include "parallax/core/schedule.hpp"
 #include "parallax/core/stack_spec.hpp"
 
 namespace parallax {
@@ -76,7 +77,8 @@ const std::vector<Rule>& plan_rules() {
       {"sp-divides-seq", RejectReason::divisibility, "seq_len % tp == 0 with sequence parallelism"},
       {"vpp-divides-stage", RejectReason::divisibility, "layers % (pp * vpp) == 0"},
       {"interleaved-m-multiple-of-pp", RejectReason::trainer_rule,
-       "Megatron-LM interleaving needs micro-batches % pp == 0"},
+       "Megatron-LM interleaving needs micro-batches % pp == 0; where the stack runs micro-batch "
+       "groups (Megatron-Core), the smallest group N with pp <= N <= m and m % N zero or >= pp"},
       {"gpipe-not-in-trainers", RejectReason::trainer_rule,
        "Megatron-LM and DeepSpeed run 1F1B, not GPipe (--allow-all admits it)"},
       {"zero23-needs-pp1", RejectReason::trainer_rule,
@@ -101,7 +103,10 @@ const Rule* first_broken_rule(const ModelSpec& m, const ClusterSpec& c, const Jo
   if (j.global_batch % (p.dp * p.micro_batch) != 0) return &r[kBatchDp];
   if (p.sequence_parallel && m.seq_len % p.tp != 0) return &r[kSpSeq];
   if (p.vpp > 1 && m.layers % (p.pp * p.vpp) != 0) return &r[kVppLayers];
-  if (p.schedule == Schedule::interleaved && p.num_micro_batches % p.pp != 0) {
+  if (p.schedule == Schedule::interleaved &&
+      (p.microbatch_group == 0 ? p.num_micro_batches % p.pp != 0
+                               : !microbatch_group_refusal(p.pp, p.num_micro_batches,
+                                                           p.microbatch_group).empty())) {
     return &r[kInterleavedM];
   }
   if (!o.allow_all && p.schedule == Schedule::gpipe) return &r[kGpipe];
@@ -175,6 +180,10 @@ Candidates enumerate_plans(const ModelSpec& m, const ClusterSpec& c, const JobSp
                   PlanSpec p = base;
                   p.schedule = sched;
                   p.vpp = vpp;
+                  // Megatron-Core runs m not divisible by pp in larger micro-batch groups.
+                  if (sched == Schedule::interleaved && p.num_micro_batches % pp != 0 &&
+                      (o.allow_all || j.capabilities.microbatch_groups))
+                    p.microbatch_group = smallest_microbatch_group(pp, p.num_micro_batches);
                   p.recompute = rc;
                   p.sequence_parallel = sp == 1;
                   p.zero = z;

@@ -4,7 +4,9 @@ namespace parallax::report_rows {
 
 std::string plan_cell(const PlanSpec& p) {
   std::string s = "tp " + std::to_string(p.tp) + " · pp " + std::to_string(p.pp);
-  if (p.vpp > 1) s += " (vpp " + std::to_string(p.vpp) + ")";
+  if (p.vpp > 1)
+    s += " (vpp " + std::to_string(p.vpp) +
+         (p.microbatch_group != 0 ? ", groups of " + std::to_string(p.microbatch_group) : "") + ")";
   if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
     s += " (first " + std::to_string(p.first_stage_layers) + ", last " +
          std::to_string(p.last_stage_layers) + " layers)";

@@ -18,7 +18,7 @@ SimInputs make_sim_inputs(const ModelSpec& m, const ClusterSpec& c, const JobSpe
 SimInputs make_sim_inputs(const ModelSpec& m, const Topology& topo, const JobSpec& j,
                           const PlanSpec& p, const EfficiencyProfile& prof) {
   SimInputs in;
-  in.table = make_schedule(p.schedule, p.pp, p.vpp, p.num_micro_batches);
+  in.table = make_schedule(p.schedule, p.pp, p.vpp, p.num_micro_batches, p.microbatch_group);
   const IterationCosts costs = iteration_costs(m, topo, j, p, prof);
   const std::vector<StageMemory> mem = stage_memory(m, j, p);
   const double vpp = static_cast<double>(p.vpp);

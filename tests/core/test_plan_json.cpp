@@ -76,6 +76,7 @@ TEST_CASE("plan: write then read round trips", "[core][plan][roundtrip]") {
   p.recompute_layers = 2;
   p.zero = 1;
   p.schedule = Schedule::interleaved;
+  p.microbatch_group = 16;
   p.order = "tp-pp-dp";
   const json out = to_json(p);
   const PlanSpec back = read_as(parse_json_text(out.dump(), "p.json"), read_plan);
@@ -83,6 +84,7 @@ TEST_CASE("plan: write then read round trips", "[core][plan][roundtrip]") {
   CHECK(back.pp == p.pp);
   CHECK(back.dp == p.dp);
   CHECK(back.vpp == p.vpp);
+  CHECK(back.microbatch_group == p.microbatch_group);
   CHECK(back.micro_batch == p.micro_batch);
   CHECK(back.num_micro_batches == p.num_micro_batches);
   CHECK(back.sequence_parallel == p.sequence_parallel);
@@ -95,6 +97,8 @@ TEST_CASE("plan: write then read round trips", "[core][plan][roundtrip]") {
 
   // "Derive it" (0) survives a round trip too, and gpipe with vpp 1 stays gpipe.
   p.num_micro_batches = 0;
+  p.microbatch_group = 0;  // pp, the default: left out of the file
+  CHECK_FALSE(to_json(p).contains("microbatch_group"));
   p.vpp = 1;
   p.schedule = Schedule::gpipe;
   const PlanSpec back0 = read_as(to_json(p), read_plan);

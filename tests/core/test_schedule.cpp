@@ -1,6 +1,6 @@
 // Schedule tables against tables derived by hand from Megatron-LM's schedules.py (warm-up
-// pp - r - 1 forwards for 1F1B; (pp - r - 1) * 2 + (vpp - 1) * pp for interleaved, chunks in
-// groups of pp micro-batches), and check_schedule against broken tables.
+// pp - r - 1 forwards for 1F1B; (pp - r - 1) * 2 + (vpp - 1) * N for interleaved, chunks in
+// groups of N micro-batches, N = pp by default), and check_schedule against broken tables.
 #include <sstream>
 #include <stdexcept>
 
@@ -87,6 +87,65 @@ TEST_CASE("schedule: larger tables are valid", "[core][schedule]") {
   }
 }
 
+TEST_CASE("schedule: micro-batch groups follow Megatron-Core's schedule table", "[core][schedule]") {
+  // megatron/core/model_parallel_config.py, microbatch_group_size_per_vp_stage's docstring and
+  // schedules.py's get_schedule_table comment: PP 2, VP 2, N 3, M 5 runs the virtual micro-batches
+  //   microbatch_id  | 0 1 2 0 1 2 3 4 3 4
+  //   model_chunk_id | 0 0 0 1 1 1 0 0 1 1
+  const ScheduleTable t = make_schedule(Schedule::interleaved, 2, 2, 5, 3);
+  CHECK(t.microbatch_group == 3);
+  CHECK_NOTHROW(check_schedule(t));
+  const std::vector<int64_t> mb = {0, 1, 2, 0, 1, 2, 3, 4, 3, 4}, chunk = {0, 0, 0, 1, 1, 1, 0, 0, 1, 1};
+  for (size_t r = 0; r < 2; ++r) {
+    std::vector<int64_t> fwd_mb, fwd_chunk, bwd_mb, bwd_chunk;
+    size_t warmup = 0;
+    for (const ScheduleStep& s : t.ranks[r]) {
+      if (s.kind == StepKind::forward) {
+        fwd_mb.push_back(s.micro_batch);
+        fwd_chunk.push_back(s.chunk);
+        if (bwd_mb.empty()) ++warmup;
+      } else {
+        bwd_mb.push_back(s.micro_batch);
+        bwd_chunk.push_back(s.chunk);
+      }
+    }
+    INFO("rank " << r);
+    CHECK(fwd_mb == mb);
+    CHECK(fwd_chunk == chunk);
+    // Backward walks the same table, chunk vpp - 1 - chunk (get_model_chunk_id, forward=False).
+    CHECK(bwd_mb == mb);
+    for (size_t k = 0; k < chunk.size(); ++k) CHECK(bwd_chunk[k] == 1 - chunk[k]);
+    // get_pp_rank_microbatches: warm-up (pp - r - 1) * 2 + (vpp - 1) * N, then one more forward
+    // before the first backward.
+    CHECK(warmup == (2 - r - 1) * 2 + (2 - 1) * 3 + 1);
+  }
+}
+
+TEST_CASE("schedule: groups of pp are the default, and every admitted group runs", "[core][schedule]") {
+  for (int64_t pp : {2, 3, 4}) {
+    for (int64_t vpp : {2, 3}) {
+      for (int64_t m = 1; m <= 13; ++m) {
+        if (m % pp == 0) {
+          const ScheduleTable def = make_schedule(Schedule::interleaved, pp, vpp, m);
+          CHECK(make_schedule(Schedule::interleaved, pp, vpp, m, pp).ranks == def.ranks);
+        }
+        for (int64_t n = 1; n <= m + 1; ++n) {
+          INFO("pp " << pp << " vpp " << vpp << " m " << m << " group " << n);
+          // Megatron-Core's rule, restated: pp <= N <= M, and M % N zero or at least pp.
+          const bool runs = n >= pp && n <= m && (m % n == 0 || m % n >= pp);
+          CHECK(microbatch_group_refusal(pp, m, n).empty() == runs);
+          if (runs) CHECK_NOTHROW(check_schedule(make_schedule(Schedule::interleaved, pp, vpp, m, n)));
+        }
+      }
+    }
+  }
+  CHECK(smallest_microbatch_group(2, 5) == 3);  // 5 % 2 = 1 < 2; 5 % 3 = 2
+  CHECK(smallest_microbatch_group(4, 6) == 6);  // 6 % 4 = 2, 6 % 5 = 1: only one group of 6
+  CHECK(smallest_microbatch_group(4, 8) == 4);
+  CHECK(smallest_microbatch_group(4, 11) == 6);  // 11 % 4 = 3, 11 % 5 = 1, 11 % 6 = 5 >= 4
+  CHECK(smallest_microbatch_group(4, 3) == 0);   // fewer micro-batches than stages
+}
+
 TEST_CASE("schedule: format_schedule prints one line per rank", "[core][schedule]") {
   CHECK(format_schedule(make_schedule(Schedule::one_f_one_b, 2, 1, 2)) ==
         "rank 0: F0 F1 B0 B1\nrank 1: F0 B0 F1 B1\n");
@@ -97,7 +156,13 @@ TEST_CASE("schedule: format_schedule prints one line per rank", "[core][schedule
 
 TEST_CASE("schedule: unrunnable combinations are input errors", "[core][schedule]") {
   require_input_error([] { make_schedule(Schedule::interleaved, 4, 2, 6); },
-                      "$.plan.num_micro_batches", {"schedule", "multiple of pp (4)"});
+                      "$.plan.num_micro_batches", {"schedule", "multiple of pp (4)", "microbatch_group"});
+  require_input_error([] { make_schedule(Schedule::interleaved, 4, 2, 6, 5); }, "$.plan.microbatch_group",
+                      {"(6) % microbatch_group (5) = 1", "smaller than pp (4)"});
+  require_input_error([] { make_schedule(Schedule::interleaved, 4, 2, 6, 3); }, "$.plan.microbatch_group",
+                      {"[pp, num_micro_batches] = [4, 6]"});
+  require_input_error([] { make_schedule(Schedule::one_f_one_b, 4, 1, 8, 4); }, "$.plan.microbatch_group",
+                      {"needs schedule \"interleaved\""});
   require_input_error([] { make_schedule(Schedule::one_f_one_b, 4, 2, 8); }, "$.plan.vpp",
                       {"requires schedule \"interleaved\""});
   require_input_error([] { make_schedule(Schedule::interleaved, 4, 1, 8); }, "$.plan.vpp",

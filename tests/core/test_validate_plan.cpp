@@ -1,5 +1,6 @@
 // Each invariant of validate_plan, broken once, on a GPT-3 175B / 1024-GPU base that is valid.
 #include "core_test_util.hpp"
+#include "parallax/core/presets.hpp"
 
 namespace parallax::test {
 namespace {
@@ -132,6 +133,30 @@ TEST_CASE("validate_plan: interleaved needs num_micro_batches divisible by pp",
   s.p.vpp = 1;
   s.p.schedule = Schedule::one_f_one_b;
   CHECK_NOTHROW(s.validate());  // plain 1F1B runs any number of micro-batches
+}
+
+TEST_CASE("validate_plan: micro-batch groups follow Megatron-Core's rule", "[core][validate]") {
+  Setup s;
+  s.j.global_batch = 1520;  // 95 micro-batches on pp 8
+  s.p.vpp = 2;
+  s.p.schedule = Schedule::interleaved;
+  s.p.microbatch_group = 19;  // 95 % 19 = 0
+  // The base job's stack, megatron-lm (2021-2022), walks groups of pp only.
+  require_input_error([&] { s.validate(); }, "$.plan.microbatch_group",
+                      {"stack \"megatron-lm\" runs interleaved micro-batches in groups of pp (8) only"});
+  s.j.framework = "megatron-core";
+  s.j.capabilities = load_stack("megatron-core").capabilities;
+  CHECK_NOTHROW(s.validate());
+  s.p.microbatch_group = 9;  // 95 % 9 = 5 < pp
+  require_input_error([&] { s.validate(); }, "$.plan.microbatch_group",
+                      {"num_micro_batches (95) % microbatch_group (9) = 5", "smaller than pp (8)"});
+  s.p.microbatch_group = 6;  // below pp
+  require_input_error([&] { s.validate(); }, "$.plan.microbatch_group", {"[pp, num_micro_batches] = [8, 95]"});
+  s.p.microbatch_group = 12;  // 95 % 12 = 11 >= 8: the last group is large enough
+  CHECK_NOTHROW(s.validate());
+  s.p.vpp = 1;
+  s.p.schedule = Schedule::one_f_one_b;
+  require_input_error([&] { s.validate(); }, "$.plan.microbatch_group", {"need the interleaved schedule"});
 }
 
 TEST_CASE("validate_plan: interleaved schedule needs vpp > 1", "[core][validate]") {

@@ -27,17 +27,18 @@ inline int shell(const std::string& cmd) {
 }
 
 // A plan of `model` (a preset name or a model file; gpt-tiny by default); flags are extra
-// `parallax predict` flags. The plan is the executor's own (stack parallax-executor): its
+// `parallax predict` flags (the global batch is 4 unless they say). The plan is the executor's own (stack parallax-executor): its
 // capability table admits what the executor runs, GPipe included.
 inline std::string make_plan(const std::string& dir, const std::string& name, int tp, int pp,
                              int dp, const std::string& flags, const std::string& model = "gpt-tiny") {
   const std::string path = dir + "/" + name + ".json";
   const std::string cmd = std::string(PARALLAX_BIN) +
                           " predict --model " + model + " --cluster dgx-a100-superpod --stack parallax-executor --dtype fp32"
-                          " --global-batch 4 --mbs 1 --gpus " +
+                          " --mbs 1 --gpus " +
                           std::to_string(tp * pp * dp) + " --tp " + std::to_string(tp) +
                           " --pp " + std::to_string(pp) + " " + flags +
                           (flags.find("--recompute") == std::string::npos ? " --recompute none" : "") +
+                          (flags.find("--global-batch") == std::string::npos ? " --global-batch 4" : "") +
                           " --out " + path +
                           " > /dev/null";
   if (shell(cmd) != 0) throw std::runtime_error("predict failed: " + cmd);

@@ -116,6 +116,16 @@ TEST_CASE("tp=2 pp=2 interleaved vpp=2 equals the single process", "[executor][m
                                      "--schedule interleaved --vpp 2 --zero 1 --recompute full"));
 }
 
+TEST_CASE("interleaved micro-batch groups equal the single process", "[executor][mpi]") {
+  // Megatron-Core's groups (--microbatch-group-size-per-virtual-pipeline-stage): 5 micro-batches
+  // on pp 2 run as groups of 3 and 2, which the default groups of pp cannot (5 % 2 != 0).
+  const std::string dir = scratch_dir("microbatch_groups");
+  const Run ref = run_plan(dir, "ref5", 1, 1, 1, "--global-batch 5");
+  require_same(ref, run_plan(dir, "p2v2g3", 1, 2, 1, "--global-batch 5 --vpp 2 --microbatch-group 3"));
+  // Groups of 4 over 4 micro-batches: every micro-batch through chunk 0 before chunk 1.
+  require_same(reference(), run_plan(dir, "t2p2v2g4", 2, 2, 1, "--vpp 2 --microbatch-group 4"));
+}
+
 TEST_CASE("untied output embeddings: pp=2 and tp=2 pp=2 dp=2 equal the single process", "[executor][mpi]") {
   // Before the embedding group was tied-only, pp > 1 deadlocked here: the first stage summed
   // wte's gradient with a last stage that holds lm_head instead.

@@ -115,6 +115,32 @@ TEST_CASE("Megatron-LM's dropout: its 0.1 default unsaid, a model without dropou
   CHECK_THROWS_AS(parse_megatron_args(two, plans[2]), InputError);
 }
 
+TEST_CASE("interleaving in micro-batch groups exports Megatron-Core's group size and parses back") {
+  // gpt3-175b on 640 GPUs, tp 8 pp 8 vpp 3: dp 10, 1500 / 10 = 150 micro-batches, 150 % 8 = 6,
+  // so groups of pp cannot run; 150 % 9 = 6 < 8 neither; groups of 10 can (150 % 10 = 0).
+  PlanSpec p = test::PlanBuilder(8, 8).interleaved(3).recompute(Recompute::selective).sequence_parallel();
+  p.microbatch_group = 10;
+  PlanFile f = plan_file("gpt3-175b", 640, 1500, p);
+  f.job.framework = "megatron-core";
+  f.job.capabilities = load_stack("megatron-core").capabilities;
+  const std::vector<std::string> a = megatron_args(f);
+  const auto it = std::find(a.begin(), a.end(), "--microbatch-group-size-per-virtual-pipeline-stage");
+  REQUIRE(it != a.end());
+  CHECK(*(it + 1) == "10");
+  const PlanFile back = parse_megatron_args(a, f);
+  CHECK(back.plan == f.plan);
+  CHECK(megatron_args(back) == a);
+  // The default group, pp, is not written (Megatron-Core's default), and reads back as 0.
+  PlanFile def = plan_file("gpt3-175b", 640, 1600, test::PlanBuilder(8, 8).interleaved(3));
+  const std::vector<std::string> d = megatron_args(def);
+  CHECK(std::find(d.begin(), d.end(), "--microbatch-group-size-per-virtual-pipeline-stage") == d.end());
+  // Megatron-LM of 2021-2022 walks groups of pp only: its stack refuses the plan.
+  f.job.framework = "megatron-lm";
+  f.job.capabilities = load_stack("megatron-lm").capabilities;
+  CHECK_THROWS_WITH(megatron_args(f), Catch::Contains("stack \"megatron-lm\" runs interleaved micro-batches in "
+                                                      "groups of pp (8) only (got microbatch_group 10)"));
+}
+
 TEST_CASE("DeepSpeed: train_batch_size = micro x accumulation x dp") {
   const PlanFile f = plan_file("gpt3-175b", 64, 1024, test::PlanBuilder(2, 1).batches(4, 1).zero(3));
   const auto j = deepspeed_config(f);

@@ -6,6 +6,8 @@
 #include <numeric>
 
 #include "parallax/core/presets.hpp"
+#include "parallax/core/schedule.hpp"
+#include "parallax/core/stack_spec.hpp"
 #include "parallax/core/spec_json.hpp"
 #include "parallax/planner/planner.hpp"
 #include "spec_builders.hpp"
@@ -44,8 +46,41 @@ TEST_CASE("every considered plan is admitted or rejected by exactly one rule") {
     CHECK(p.tp <= 8);
     CHECK_FALSE((p.zero >= 2 && p.pp > 1));
     CHECK(p.schedule != Schedule::gpipe);
-    if (p.schedule == Schedule::interleaved) CHECK(p.num_micro_batches % p.pp == 0);
+    if (p.schedule == Schedule::interleaved) {
+      if (p.microbatch_group == 0) CHECK(p.num_micro_batches % p.pp == 0);
+      else CHECK(microbatch_group_refusal(p.pp, p.num_micro_batches, p.microbatch_group).empty());
+    }
     if (p.sequence_parallel) CHECK(p.tp > 1);
+  }
+}
+
+TEST_CASE("interleaving with m % pp != 0 takes the smallest micro-batch group where the stack has groups") {
+  // MT-NLG on 2240 GPUs: pp 5 (dp 56) leaves 1920 / 56 - not an integer; pp 7 (dp 40) leaves
+  // 48 micro-batches of 1, 48 % 7 = 6: Megatron-Core runs groups of N with 7 <= N <= 48 and
+  // 48 % N zero or >= 7, the smallest N = 8.
+  for (const char* stack : {"megatron-lm", "megatron-core"}) {
+    PlannerInputs in = mtnlg(2240);
+    apply_stack(load_stack(stack), in.job);
+    in.job.framework = stack;
+    const Candidates c = enumerate_plans(in.model, in.cluster, in.job, in.gpus, in.options);
+    int64_t grouped = 0, pp7 = 0;
+    for (const PlanSpec& p : c.admitted) {
+      if (p.schedule != Schedule::interleaved) continue;
+      if (p.num_micro_batches % p.pp == 0) {
+        CHECK(p.microbatch_group == 0);
+        continue;
+      }
+      ++grouped;
+      CHECK(p.microbatch_group == smallest_microbatch_group(p.pp, p.num_micro_batches));
+      if (p.pp == 7 && p.num_micro_batches == 48) {
+        ++pp7;
+        CHECK(p.microbatch_group == 8);
+      }
+    }
+    INFO(stack);
+    // Megatron-LM (2021-2022) walks groups of pp only; Megatron-Core admits the others.
+    if (std::string(stack) == "megatron-lm") CHECK(grouped == 0);
+    else CHECK((grouped > 0 && pp7 > 0));
   }
 }
 

@@ -21,7 +21,7 @@ struct RealPlan {
 
 // GPT-3 175B on the A100 superpod: tp 8, the given pp / vpp / schedule, global batch so that
 // m = num_micro_batches with dp = 1 and micro-batch 1.
-inline RealPlan gpt3_plan(Schedule s, int64_t pp, int64_t vpp, int64_t m) {
+inline RealPlan gpt3_plan(Schedule s, int64_t pp, int64_t vpp, int64_t m, int64_t group = 0) {
   RealPlan r;
   r.model = load_model("gpt3-175b");
   r.cluster = load_cluster("dgx-a100-superpod");
@@ -33,6 +33,7 @@ inline RealPlan gpt3_plan(Schedule s, int64_t pp, int64_t vpp, int64_t m) {
   r.plan.micro_batch = 1;
   r.plan.num_micro_batches = m;
   r.plan.schedule = s;
+  r.plan.microbatch_group = group;
   r.plan.recompute = Recompute::full;
   r.profile = load_profile(r.cluster.profile);
   return r;

@@ -8,9 +8,10 @@ namespace parallax::test {
 namespace {
 
 // Every rank: per chunk forward f/vpp, backward b/vpp; no TP, p2p, DP or optimizer time.
-SimInputs equal_stages(Schedule s, int64_t pp, int64_t vpp, int64_t m, double f, double b) {
+SimInputs equal_stages(Schedule s, int64_t pp, int64_t vpp, int64_t m, double f, double b,
+                       int64_t group = 0) {
   SimInputs in;
-  in.table = make_schedule(s, pp, vpp, m);
+  in.table = make_schedule(s, pp, vpp, m, group);
   for (int64_t r = 0; r < pp; ++r) {
     RankCosts rc;
     rc.forward_s = f / static_cast<double>(vpp);
@@ -20,9 +21,11 @@ SimInputs equal_stages(Schedule s, int64_t pp, int64_t vpp, int64_t m, double f,
   return in;
 }
 
-void require_bubble(Schedule s, int64_t pp, int64_t vpp, int64_t m, double f, double b) {
-  INFO(to_string(s) << " pp=" << pp << " vpp=" << vpp << " m=" << m << " f=" << f << " b=" << b);
-  const SimResult r = simulate(equal_stages(s, pp, vpp, m, f, b));
+void require_bubble(Schedule s, int64_t pp, int64_t vpp, int64_t m, double f, double b,
+                    int64_t group = 0) {
+  INFO(to_string(s) << " pp=" << pp << " vpp=" << vpp << " m=" << m << " f=" << f << " b=" << b
+                    << " group=" << group);
+  const SimResult r = simulate(equal_stages(s, pp, vpp, m, f, b, group));
   const double expected = static_cast<double>(pp - 1) / static_cast<double>(m * vpp);
   const double mm = static_cast<double>(m);
   // Total: m steady micro-batches plus the bubble, (m + (pp-1)/vpp) (f + b).
@@ -61,6 +64,18 @@ TEST_CASE("simulator: interleaved bubble is (pp-1)/(m vpp) with equal stages",
   require_bubble(Schedule::interleaved, 4, 2, 8, 1.0, 2.0);
   require_bubble(Schedule::interleaved, 4, 4, 16, 1.0, 2.0);
   require_bubble(Schedule::interleaved, 8, 3, 64, 0.2, 0.6);
+}
+
+TEST_CASE("simulator: micro-batch groups keep the interleaved bubble at (pp-1)/(m vpp)",
+          "[simulator][bubble]") {
+  // Megatron-Core's groups exist to run m not divisible by pp without a larger bubble: a group of
+  // N >= pp whose last group is empty or at least pp never waits on itself
+  // (schedules.py, forward_backward_pipelining_with_interleaving).
+  require_bubble(Schedule::interleaved, 2, 2, 5, 1.0, 2.0, 3);
+  require_bubble(Schedule::interleaved, 4, 2, 10, 1.0, 2.0, 5);
+  require_bubble(Schedule::interleaved, 4, 2, 11, 1.0, 2.0, 6);
+  require_bubble(Schedule::interleaved, 4, 3, 6, 0.5, 1.0, 6);
+  require_bubble(Schedule::interleaved, 4, 2, 12, 1.0, 2.0, 12);
 }
 
 TEST_CASE("simulator: p2p transfers on the critical path", "[simulator]") {

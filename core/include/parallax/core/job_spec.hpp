@@ -115,6 +115,9 @@ struct StackCapabilities {
   // ceil(layers / pp) layers from the first, the last what remains).
   UnevenStages uneven_stages = UnevenStages::any;
   bool fp8 = true;
+  // Interleaved micro-batches in groups other than pp (Megatron-Core's
+  // --microbatch-group-size-per-virtual-pipeline-stage).
+  bool microbatch_groups = true;
   // The launch `parallax export` writes for this stack's plans; none: Parallax writes none.
   Exporter exporter = Exporter::none;
   bool operator==(const StackCapabilities&) const = default;

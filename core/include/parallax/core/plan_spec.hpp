@@ -14,6 +14,9 @@ struct PlanSpec {
   int64_t pp = 1;
   int64_t dp = 1;
   int64_t vpp = 1;  // virtual stages (model chunks) per pipeline rank; > 1 only with interleaved
+  // Interleaved only: micro-batches each virtual stage runs before the next chunk's turn
+  // (Megatron-Core's --microbatch-group-size-per-virtual-pipeline-stage); 0 = pp, its default.
+  int64_t microbatch_group = 0;
   int64_t micro_batch = 1;
   int64_t num_micro_batches = 1;  // per pipeline (per data-parallel replica) per iteration
   bool sequence_parallel = false;
@@ -30,6 +33,11 @@ struct PlanSpec {
   int64_t gpus() const { return tp * pp * dp; }
   bool operator==(const PlanSpec&) const = default;
 };
+
+// The interleaved schedule's micro-batch group size: the plan's, or pp by default.
+inline int64_t microbatch_group_size(const PlanSpec& p) {
+  return p.microbatch_group > 0 ? p.microbatch_group : p.pp;
+}
 
 // Layers on pipeline stage `stage` of a model with `layers` layers (plan already validated).
 inline int64_t stage_layers(int64_t layers, const PlanSpec& p, int64_t stage) {

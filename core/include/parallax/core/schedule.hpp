@@ -28,15 +28,29 @@ struct ScheduleTable {
   int64_t pp = 1;
   int64_t vpp = 1;
   int64_t num_micro_batches = 1;
+  int64_t microbatch_group = 1;  // interleaved: micro-batches per virtual-stage group (pp by default)
   std::vector<std::vector<ScheduleStep>> ranks;  // ranks[r] = steps of pipeline rank r, in order
 };
 
 // Model stage (0 .. pp*vpp-1) that rank r's chunk c computes.
 inline int64_t virtual_stage(int64_t pp, int64_t rank, int64_t chunk) { return chunk * pp + rank; }
 
-// Builds the table. Throws InputError("schedule", "$.plan.<field>", rule) when the combination is
-// not runnable (e.g. interleaved with m % pp != 0, vpp > 1 without interleaving).
-ScheduleTable make_schedule(Schedule s, int64_t pp, int64_t vpp, int64_t num_micro_batches);
+// Megatron-Core's rule for the interleaved schedule's micro-batch groups of size `group`
+// (megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving):
+// pp <= group <= m, and the last group (m % group micro-batches) empty or at least pp, else the
+// pipeline waits on itself. The broken rule, or empty when (pp, m, group) runs.
+std::string microbatch_group_refusal(int64_t pp, int64_t m, int64_t group);
+
+// The smallest group the rule admits for pp and m micro-batches (pp when pp divides m, m at most);
+// 0 when m < pp, where no group runs.
+int64_t smallest_microbatch_group(int64_t pp, int64_t m);
+
+// Builds the table; microbatch_group 0 means pp (Megatron's default, the only choice of Megatron-LM
+// before Megatron-Core 0.9). Throws InputError("schedule", "$.plan.<field>", rule) when the
+// combination is not runnable (e.g. interleaved with m % pp != 0 and the default group, vpp > 1
+// without interleaving).
+ScheduleTable make_schedule(Schedule s, int64_t pp, int64_t vpp, int64_t num_micro_batches,
+                            int64_t microbatch_group = 0);
 
 // Text form, one line per rank, e.g. "rank 0: F0 F1 F2 F3 B0 F4 B1 ..." ("F3.1" = micro-batch 3,
 // chunk 1, when vpp > 1).

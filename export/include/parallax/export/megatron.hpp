@@ -37,7 +37,7 @@ std::vector<std::string> split_args(const std::string& text);
 // except that arguments Parallax does not model and that do not change the plan (--save,
 // --log-interval, torchrun's own) are skipped with their values and listed in `ignored`, and
 // other words are skipped. Arguments that change the plan in ways the cost model cannot express
-// (context or expert parallelism, a microbatch group size) are refused; the model's shape and
+// (context or expert parallelism) are refused; the model's shape and
 // the batch must all be in the text (--vocab-file alone means GPT-2's 50,257 tokens).
 struct MegatronImport {
   PlanFile file;

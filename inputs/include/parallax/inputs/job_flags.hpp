@@ -22,6 +22,7 @@ struct PlanOptions {
   std::string tp = "8";
   std::string pp = "35";
   std::string vpp = "1";
+  std::string microbatch_group = "0";  // interleaved: micro-batches per group; 0 = pp
   std::string mbs = "1";
   bool sp = false;
   std::string recompute = "full";

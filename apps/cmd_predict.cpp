@@ -1,4 +1,5 @@
 // parallax predict: the analytic prediction of one hand-chosen plan.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -11,6 +12,7 @@
 #include "parallax/costmodel/prediction_json.hpp"
 #include "parallax/export/megatron.hpp"
 #include "parallax/inputs/job_flags.hpp"
+#include "parallax/inputs/nemo_config.hpp"
 #include "parallax/inputs/plan_text.hpp"
 #include "parallax/inputs/recipe.hpp"
 #include "plan_options.hpp"
@@ -52,6 +54,50 @@ Resolved resolve_megatron(const PredictArgs& a) {
   return {imp.file, j.profile};
 }
 
+// The plan of a NeMo 1.x training config (nemo_config.hpp): its trainer and model give the GPUs
+// (the cluster at trainer.num_nodes nodes), model, batch, dtype and parallel layout; --cluster,
+// which the config does not name, is needed; --stack (default nemo-1), --profile, --order,
+// --tokens (default: trainer.max_steps' tokens) and --price apply. Flags the config gives are
+// refused rather than silently losing to it or overriding it.
+Resolved resolve_nemo(const PredictArgs& a) {
+  for (const char* key : {"model", "nodes", "gpus", "global_batch", "tp", "pp", "vpp", "mbs", "sp",
+                          "recompute", "recompute_layers", "zero", "first_stage_layers",
+                          "last_stage_layers", "schedule", "dtype"}) {
+    if (a.given.count(key) == 0) continue;
+    std::string flag = std::string("--") + key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    throw InputError("command line", flag, "cannot be combined with a NeMo config, which gives it (" + a.recipe + ")");
+  }
+  if (a.given.count("cluster") == 0)
+    throw InputError("command line", "--cluster",
+                     "is needed with a NeMo config (" + a.recipe + "), which does not say which cluster it runs on");
+  const NemoConfig n = read_nemo_config(a.recipe);
+  PlanOptions o = a.plan;
+  o.nodes = std::to_string(n.nodes);
+  o.gpus.clear();  // all of the cluster's at that many nodes; trainer.devices of each, below
+  if (a.given.count("stack") == 0) o.framework = "nemo-1";
+  try {
+    const ResolvedJob j = resolve_job(o);
+    if (n.devices > j.cluster.gpus_per_node)
+      throw InputError(n.path, "$.trainer.devices",
+                       "must be at most the GPUs of a node of cluster " + j.cluster.name + " (" +
+                           std::to_string(j.cluster.gpus_per_node) + ") (got " + std::to_string(n.devices) + ")");
+    PlanFile base;
+    base.cluster = j.cluster;
+    base.gpus = n.nodes * n.devices;
+    base.job = j.job;
+    base.plan.order = a.plan.order;
+    PlanFile f = import_megatron_args(n.megatron_args, base).file;
+    f.model.name = n.name;
+    f.model.source = "NeMo config " + n.path;
+    if (a.given.count("tokens") != 0) f.job.tokens = j.job.tokens;
+    validate_plan(f.model, f.cluster, f.job, f.plan, f.gpus, n.path);
+    return {f, j.profile};
+  } catch (const InputError& e) {
+    rethrow_as_nemo_error(e, n);
+  }
+}
+
 void print_text(const PlanFile& f, const EfficiencyProfile& prof, const Prediction& pr) {
   std::cout << inputs_header(f.model, f.cluster, f.gpus, f.job, prof.name)
             << "plan     " << plan_line(f.plan) << "\n\n";
@@ -64,6 +110,7 @@ void run_predict(const PredictArgs& a) {
   if (!a.recipe.empty() && !a.megatron_args.empty())
     throw InputError("command line", "--from-recipe", "cannot be combined with --from-megatron-args");
   const Resolved r = !a.megatron_args.empty() ? resolve_megatron(a)
+                     : !a.recipe.empty() && is_nemo_config(a.recipe) ? resolve_nemo(a)
                      : !a.recipe.empty()      ? resolve_recipe(a.recipe, read_recipe(a.recipe, a.plan, a.given), a.given)
                                               : resolve(a.plan);
   const Prediction pr = predict(r.file.model, r.file.cluster, r.file.job, r.file.plan, r.profile);
@@ -89,7 +136,8 @@ void add_predict_command(CLI::App& app) {
   sub->add_option("--out", args->out, "write the plan file (model, cluster, job, plan)");
   sub->add_option("--from-recipe", args->recipe,
                   "a YAML or JSON file of the flags' values (model, cluster, gpus, stack, tp, pp, "
-                  "...): its keys override the flags' defaults");
+                  "...): its keys override the flags' defaults; or a NeMo 1.x training config "
+                  "(trainer: and model:), evaluated on --cluster");
   sub->add_option("--from-megatron-args", args->megatron_args,
                   "a Megatron-LM command line (file, or - for stdin) to evaluate instead of the "
                   "model and parallel flags; --cluster, --gpus, --stack, --profile still apply");

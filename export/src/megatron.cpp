@@ -163,7 +163,10 @@ MegatronImport import_megatron_command(const std::string& text, const PlanFile& 
     if (comment) continue;
     clean += (c == '"' || c == '\'' || c == '(' || c == ')') ? ' ' : c;
   }
-  const std::vector<std::string> tokens = split_args(clean);
+  return import_megatron_args(split_args(clean), base);
+}
+
+MegatronImport import_megatron_args(const std::vector<std::string>& tokens, const PlanFile& base) {
   // The model comes from the arguments alone: nothing of the base's shape may leak in.
   PlanFile blank = base;
   blank.model = ModelSpec{};

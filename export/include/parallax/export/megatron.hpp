@@ -44,5 +44,8 @@ struct MegatronImport {
   std::vector<std::string> ignored;
 };
 MegatronImport import_megatron_command(const std::string& text, const PlanFile& base);
+// The same over arguments already split (one word each), as other launch formats translate to
+// them (inputs' nemo_config.hpp): the same defaults, refusals and needed shape.
+MegatronImport import_megatron_args(const std::vector<std::string>& args, const PlanFile& base);
 
 }  // namespace parallax

@@ -222,8 +222,8 @@ InterNodeNetwork read_inter(JsonObjectReader& r) {
 }  // namespace
 
 ClusterSpec read_cluster(JsonObjectReader& r) {
-  expect_keys(r, {"name", "source", "gpu", "nodes", "gpus_per_node", "intra_node", "inter_node",
-                  "profile"});
+  expect_keys(r, {"name", "source", "gpu", "nodes", "gpus_per_node", "gpus_per_host", "intra_node",
+                  "inter_node", "profile"});
   ClusterSpec c;
   c.name = r.get_string_or("name", "custom");
   c.source = r.get_string_or("source", "");
@@ -235,6 +235,10 @@ ClusterSpec read_cluster(JsonObjectReader& r) {
     r.fail("nodes", "nodes (" + std::to_string(c.nodes) + ") * gpus_per_node (" +
                         std::to_string(c.gpus_per_node) + ") = " + std::to_string(c.total_gpus()) +
                         " must be <= " + std::to_string(Limits::max_gpus));
+  c.gpus_per_host = r.get_int_or("gpus_per_host", 1, c.gpus_per_node, 0);
+  if (c.gpus_per_host > 0 && c.gpus_per_node % c.gpus_per_host != 0)
+    r.fail("gpus_per_host", "must divide gpus_per_node (" + std::to_string(c.gpus_per_node) +
+                                ") (got " + std::to_string(c.gpus_per_host) + ")");
   JsonObjectReader intra = r.object("intra_node");
   c.intra = read_intra(intra);
   JsonObjectReader inter = r.object("inter_node");
@@ -470,6 +474,7 @@ json to_json(const ClusterSpec& c) {
             {"latency_s", e.latency_s}}},
           {"profile", c.profile}};
   if (!e.gpu_nic.empty()) out["inter_node"]["gpu_nic"] = e.gpu_nic;
+  if (c.gpus_per_host > 0) out["gpus_per_host"] = c.gpus_per_host;
   return out;
 }
 

@@ -16,21 +16,33 @@ std::string host(const LaunchOptions& o, int64_t i) {
   return o.host_prefix + buf;
 }
 
-int64_t gpus_per_node_used(const PlanFile& f) {
-  return f.gpus < f.cluster.gpus_per_node ? f.gpus : f.cluster.gpus_per_node;
+// GPUs per host: a host is what SLURM, torchrun and mpirun call a node; a node of the plan (an
+// NVLink domain) may span several (GB200 NVL72: 18 hosts of 4 GPUs).
+int64_t gpus_per_host_used(const PlanFile& f) {
+  return f.gpus < f.cluster.host_gpus() ? f.gpus : f.cluster.host_gpus();
+}
+
+// When an NVLink domain spans hosts, the plan assumes each domain's hosts are consecutive.
+std::string nvlink_domain_note(const PlanFile& f) {
+  const int64_t per_domain = f.cluster.gpus_per_node / f.cluster.host_gpus();
+  if (per_domain <= 1) return "";
+  return "# One NVLink domain of the plan is " + std::to_string(per_domain) + " hosts of " +
+         std::to_string(f.cluster.host_gpus()) + " GPUs, and the plan puts consecutive ranks in one\n"
+         "# domain: allocate whole domains, in order (with SLURM's topology/block plugin, one block per\n"
+         "# domain: add #SBATCH --segment=" + std::to_string(per_domain) + ").\n";
 }
 
 std::string sbatch_header(const PlanFile& f, const LaunchOptions& o, int64_t tasks_per_node) {
   std::string h = "#!/usr/bin/env bash\n"
                   "#SBATCH --job-name=" + o.job_name + "\n"
-                  "#SBATCH --nodes=" + std::to_string(plan_nodes(f)) + "\n"
+                  "#SBATCH --nodes=" + std::to_string(plan_hosts(f)) + "\n"
                   "#SBATCH --ntasks-per-node=" + std::to_string(tasks_per_node) + "\n"
-                  "#SBATCH --gpus-per-node=" + std::to_string(gpus_per_node_used(f)) + "\n"
+                  "#SBATCH --gpus-per-node=" + std::to_string(gpus_per_host_used(f)) + "\n"
                   "#SBATCH --exclusive\n";
   if (!o.partition.empty()) h += "#SBATCH --partition=" + o.partition + "\n";
   if (!o.account.empty()) h += "#SBATCH --account=" + o.account + "\n";
   if (!o.time_limit.empty()) h += "#SBATCH --time=" + o.time_limit + "\n";
-  return h + "set -euo pipefail\n";
+  return h + "set -euo pipefail\n" + nvlink_domain_note(f);
 }
 
 // srun's step options: every CPU of the node to the task (a step task gets one CPU otherwise,
@@ -71,15 +83,15 @@ std::string torchrun_pretrain_gpt(const PlanFile& f, const LaunchOptions& o,
          "MASTER_PORT=29500\n"
          "# One task per node; torchrun starts one process per GPU of its node.\n"
          "srun " + srun_options(o) + " torchrun \\\n"
-         "    --nnodes \"$SLURM_NNODES\" --nproc-per-node " + std::to_string(gpus_per_node_used(f)) + " \\\n"
+         "    --nnodes \"$SLURM_NNODES\" --nproc-per-node " + std::to_string(gpus_per_host_used(f)) + " \\\n"
          "    --rdzv-id \"$SLURM_JOB_ID\" --rdzv-backend c10d --rdzv-endpoint \"$MASTER_ADDR:$MASTER_PORT\" \\\n"
          "    \"$MEGATRON_DIR/pretrain_gpt.py\" \\\n    " + indented + "\n";
 }
 
 }  // namespace
 
-int64_t plan_nodes(const PlanFile& f) {
-  return (f.gpus + f.cluster.gpus_per_node - 1) / f.cluster.gpus_per_node;
+int64_t plan_hosts(const PlanFile& f) {
+  return (f.gpus + f.cluster.host_gpus() - 1) / f.cluster.host_gpus();
 }
 
 std::string slurm_megatron_script(const PlanFile& f, const LaunchOptions& o) {
@@ -120,10 +132,10 @@ std::string slurm_megatron_deepspeed_script(const PlanFile& f, const LaunchOptio
 }
 
 std::string slurm_parallax_script(const PlanFile& f, const LaunchOptions& o) {
-  return sbatch_header(f, o, gpus_per_node_used(f)) +
+  return sbatch_header(f, o, gpus_per_host_used(f)) +
          "# parallax run under Open MPI: one rank per GPU.\n"
          "mpirun -np " + std::to_string(f.gpus) + " --map-by ppr:" +
-         std::to_string(gpus_per_node_used(f)) + ":node --bind-to none \\\n"
+         std::to_string(gpus_per_host_used(f)) + ":node --bind-to none \\\n"
          "    parallax run --plan " + o.plan_path + "\n";
 }
 
@@ -131,12 +143,12 @@ std::string mpirun_script(const PlanFile& f, const LaunchOptions& o) {
   std::string s = "#!/usr/bin/env bash\nset -euo pipefail\n"
                   "# Open MPI hostfile: one line per node, one slot per GPU.\n"
                   "cat > hostfile <<'HOSTS'\n";
-  for (int64_t i = 0; i < plan_nodes(f); ++i) {
-    s += host(o, i) + " slots=" + std::to_string(gpus_per_node_used(f)) + "\n";
+  for (int64_t i = 0; i < plan_hosts(f); ++i) {
+    s += host(o, i) + " slots=" + std::to_string(gpus_per_host_used(f)) + "\n";
   }
   s += "HOSTS\n"
        "mpirun --hostfile hostfile -np " + std::to_string(f.gpus) + " --map-by ppr:" +
-       std::to_string(gpus_per_node_used(f)) + ":node --bind-to none \\\n"
+       std::to_string(gpus_per_host_used(f)) + ":node --bind-to none \\\n"
        "    parallax run --plan " + o.plan_path + "\n";
   return s;
 }

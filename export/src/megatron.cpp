@@ -46,16 +46,28 @@ std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& da
   } else if (p.recompute == Recompute::full) {
     a.insert(a.end(), {"--recompute-granularity", "full"});
     // Every layer of a stage: checkpoint each layer's input ("uniform", one layer per chunk);
-    // only the first K layers of each stage: "block" with K.
+    // only the first K layers of each stage: "block" with K. Megatron counts K in each model
+    // chunk (core/transformer/transformer_block.py, num_layers_per_pipeline_rank =
+    // len(self.layers)), so with vpp chunks per stage it is K / vpp per chunk.
     if (p.recompute_layers > 0) {
+      if (p.recompute_layers % p.vpp != 0)
+        refuse("Megatron-LM's --recompute-num-layers counts the layers of each of the stage's " +
+               std::to_string(p.vpp) + " virtual stages: recompute_layers (" +
+               std::to_string(p.recompute_layers) + ") must be divisible by vpp");
       a.insert(a.end(), {"--recompute-method", "block"});
-      add(a, "--recompute-num-layers", p.recompute_layers);
+      add(a, "--recompute-num-layers", p.recompute_layers / p.vpp);
     } else {
       a.insert(a.end(), {"--recompute-method", "uniform"});
       add(a, "--recompute-num-layers", 1);
     }
   }
-  if (p.zero >= 1) a.push_back("--use-distributed-optimizer");
+  // The attention the plan was predicted with: Megatron-Core picks a fused kernel by default
+  // (--attention-backend auto, megatron/core/transformer/enums.py AttnBackend), so a stack that ran
+  // the unfused softmax(QK^T)V of Megatron-LM 2021-2022 says so.
+  if (f.job.attention == Attention::unfused) a.insert(a.end(), {"--attention-backend", "unfused"});
+  // Megatron FSDP (v1, the default) turns the distributed optimizer on itself, and v2 refuses the
+  // flag (megatron/training/arguments.py, the --use-megatron-fsdp checks): said only for ZeRO-1.
+  if (p.zero == 1) a.push_back("--use-distributed-optimizer");
   // The overlaps of the stack the plan was predicted for, where Megatron-LM has a flag
   // (megatron/training/arguments.py): the gradient reduce-scatter under backward; the parameter
   // all-gather under forward, which needs the first and the distributed optimizer; TP
@@ -275,6 +287,13 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
              a == "--lr-decay-style" || a == "--lr-warmup-fraction")
       value();
     else if (a == "--fp8-recipe") fp8_recipe = value();
+    else if (a == "--attention-backend") {
+      const std::string v = value();  // AttnBackend: flash, fused, unfused, local, auto
+      if (v == "unfused" || v == "local") f.job.attention = Attention::unfused;
+      else if (v == "flash" || v == "fused") f.job.attention = Attention::fused;
+      else if (v != "auto")
+        throw InputError("megatron args", a, "must be flash, fused, unfused, local or auto (got \"" + v + "\")");
+    }
     else if (a == "--num-layers") m.layers = integer();
     else if (a == "--hidden-size") m.hidden = integer();
     else if (a == "--num-attention-heads") m.heads = integer();
@@ -343,12 +362,13 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
   if (attention_dropout != m.dropout)
     throw InputError("megatron args", "--attention-dropout",
                      "must equal --hidden-dropout: the model has one dropout probability");
-  if (p.recompute == Recompute::full && recompute_method == "block") {
-    p.recompute_layers = recompute_num_layers;
-  }
   p.vpp = layers_per_virtual > 0 ? m.layers / (p.pp * layers_per_virtual)
           : virtual_stages > 0  ? virtual_stages
                                 : 1;
+  // Megatron's block recompute counts the layers of each model chunk: vpp chunks per stage.
+  if (p.recompute == Recompute::full && recompute_method == "block") {
+    p.recompute_layers = recompute_num_layers * p.vpp;
+  }
   if (train_iters > 0) f.job.tokens = static_cast<double>(train_iters * f.job.global_batch * m.seq_len);
   if (train_samples > 0) f.job.tokens = static_cast<double>(train_samples * m.seq_len);
   // Megatron-Core reads the group only when interleaving; pp, its default, is stored as 0.

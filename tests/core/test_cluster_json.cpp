@@ -43,6 +43,21 @@ TEST_CASE("cluster: sizes", "[core][cluster]") {
   require_input_error([&] { read_as(j, read_cluster); }, "$.nodes", {">= 1 (got 0)"});
 }
 
+TEST_CASE("cluster: GPUs per host divide the node", "[core][cluster]") {
+  json j = base_cluster();
+  j["gpus_per_node"] = 72;
+  j["gpus_per_host"] = 5;
+  require_input_error([&] { read_as(j, read_cluster); }, "$.gpus_per_host",
+                      {"must divide gpus_per_node (72) (got 5)"});
+  j["gpus_per_host"] = 96;
+  require_input_error([&] { read_as(j, read_cluster); }, "$.gpus_per_host", {"<= 72"});
+  j["gpus_per_host"] = 4;
+  const ClusterSpec c = read_as(j, read_cluster);
+  CHECK(c.host_gpus() == 4);
+  CHECK(read_as(to_json(c), read_cluster).gpus_per_host == 4);
+  CHECK(read_as(base_cluster(), read_cluster).host_gpus() == read_as(base_cluster(), read_cluster).gpus_per_node);
+}
+
 TEST_CASE("cluster: intra-node fabric", "[core][cluster]") {
   json j = base_cluster();
   j["intra_node"]["kind"] = "nvlink";

@@ -226,6 +226,56 @@ TEST_CASE("a plan its stack cannot run is refused by the exporter as by the plan
   CHECK_NOTHROW(megatron_args(f));
 }
 
+TEST_CASE("Megatron's per-chunk block recompute, its attention backend and FSDP's own optimizer") {
+  auto after = [](const std::vector<std::string>& a, const std::string& flag) {
+    const auto it = std::find(a.begin(), a.end(), flag);
+    return it == a.end() || it + 1 == a.end() ? std::string("absent") : *(it + 1);
+  };
+  // core/transformer/transformer_block.py: --recompute-num-layers counts the layers of each model
+  // chunk, so 8 layers of a stage with vpp 2 are 4 per chunk, and parse back as 8.
+  PlanSpec p = test::PlanBuilder(8, 8).interleaved(2).recompute(Recompute::full, 8);
+  PlanFile f = plan_file("gpt3-175b", 1536, 1536, p);  // 12 layers per stage, 6 per chunk
+  std::vector<std::string> a = megatron_args(f);
+  CHECK(after(a, "--recompute-method") == "block");
+  CHECK(after(a, "--recompute-num-layers") == "4");
+  CHECK(parse_megatron_args(a, f).plan == f.plan);
+  f.plan.recompute_layers = 5;  // 2.5 per chunk: no Megatron argument says it
+  CHECK_THROWS_WITH(megatron_args(f), Catch::Contains("must be divisible by vpp"));
+  // A stack predicted with unfused attention asks Megatron-Core (fused by default) for it.
+  f.plan.recompute_layers = 8;
+  f.job.attention = Attention::unfused;
+  a = megatron_args(f);
+  CHECK(after(a, "--attention-backend") == "unfused");
+  CHECK(parse_megatron_args(a, f).job.attention == Attention::unfused);
+  f.job.attention = Attention::fused;
+  a = megatron_args(f);
+  CHECK(after(a, "--attention-backend") == "absent");
+  // ZeRO-1 is the distributed optimizer; under Megatron FSDP the flag is left out (v1 sets it,
+  // v2 refuses it: arguments.py, the --use-megatron-fsdp checks).
+  for (int64_t zero : {1, 2, 3}) {
+    PlanFile z = plan_file("gpt3-175b", 64, 1024, test::PlanBuilder(8, 1).batches(4, 1).zero(zero));
+    const std::vector<std::string> za = megatron_args(z);
+    CHECK((std::find(za.begin(), za.end(), "--use-distributed-optimizer") != za.end()) == (zero == 1));
+    CHECK(parse_megatron_args(za, z).plan.zero == zero);
+  }
+}
+
+TEST_CASE("a GB200 NVL72 launch runs 4 GPUs per host, 18 hosts per NVLink domain") {
+  // The preset's node is a rack's 72-GPU NVLink domain; a host (a compute tray, one SLURM node)
+  // has 4 GPUs: 144 GPUs are 36 hosts.
+  PlanFile f = plan_file("llama2-70b", 144, 576, test::PlanBuilder(4, 2).recompute(Recompute::selective));
+  f.cluster = load_cluster("gb200-nvl72");
+  CHECK(plan_hosts(f) == 36);
+  const std::string s = slurm_megatron_script(f, LaunchOptions{});
+  CHECK(bash_n(s));
+  CHECK(s.find("#SBATCH --nodes=36\n") != std::string::npos);
+  CHECK(s.find("#SBATCH --gpus-per-node=4\n") != std::string::npos);
+  CHECK(s.find("--nproc-per-node 4 ") != std::string::npos);
+  CHECK(s.find("--segment=18") != std::string::npos);
+  // An 8-GPU DGX is its own host: no note.
+  CHECK(slurm_megatron_script(three_plans()[0], LaunchOptions{}).find("--segment") == std::string::npos);
+}
+
 TEST_CASE("the Megatron-LM SLURM launch has what Megatron-LM and SLURM require") {
   const std::vector<PlanFile> plans = three_plans();
   LaunchOptions o;

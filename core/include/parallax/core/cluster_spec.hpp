@@ -45,11 +45,15 @@ struct ClusterSpec {
   GpuSpec gpu;
   int64_t nodes = 0;
   int64_t gpus_per_node = 0;
+  // GPUs one host drives (one OS, one SLURM node) when a node - an NVLink domain - spans several,
+  // as a GB200 NVL72 rack's 18 compute trays of 4; 0 = the node is one host. Launches only.
+  int64_t gpus_per_host = 0;
   IntraNodeFabric intra;
   InterNodeNetwork inter;
   std::string profile;  // name of the default efficiency profile (presets/profiles/NAME.json)
 
   int64_t total_gpus() const { return nodes * gpus_per_node; }
+  int64_t host_gpus() const { return gpus_per_host > 0 ? gpus_per_host : gpus_per_node; }
 };
 
 }  // namespace parallax

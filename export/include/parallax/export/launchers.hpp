@@ -20,8 +20,9 @@ struct LaunchOptions {
   std::string partition, account, time_limit, container_image;
 };
 
-// Nodes the plan needs on its cluster (GPUs / GPUs per node, rounded up).
-int64_t plan_nodes(const PlanFile& f);
+// Hosts the plan needs on its cluster (GPUs / GPUs per host, rounded up): what SLURM and mpirun
+// call nodes, several per node of the plan where an NVLink domain spans hosts (GB200 NVL72).
+int64_t plan_hosts(const PlanFile& f);
 
 std::string slurm_megatron_script(const PlanFile& f, const LaunchOptions& o);
 // Megatron-DeepSpeed (megatron_deepspeed.hpp): the script writes the plan's DeepSpeed config

@@ -1,12 +1,15 @@
 // No plan the planner ranks is refused by its stack's own export: for every stack preset with a
 // launch (Megatron-LM arguments, a DeepSpeed config), the top 10 of a search over model presets
-// of each kind (GPT with learned positions, Llama with GQA and RoPE, BLOOM with ALiBi) export.
+// of each kind (GPT with learned positions, Llama with GQA and RoPE, BLOOM with ALiBi) export,
+// and the Megatron-LM command lines pass Megatron-LM's own start-up rules (megatron_rules.hpp).
 #include <catch2/catch.hpp>
 
+#include "megatron_rules.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/core/stack_spec.hpp"
 #include "parallax/costmodel/profile.hpp"
 #include "parallax/export/deepspeed.hpp"
+#include "parallax/export/launchers.hpp"
 #include "parallax/export/megatron.hpp"
 #include "parallax/planner/planner.hpp"
 
@@ -41,7 +44,18 @@ TEST_CASE("the top 10 plans of every exporting stack export without refusal") {
         f.plan = r.plans[i].plan;
         INFO(name << " " << model << " plan " << i << ": tp " << f.plan.tp << " pp " << f.plan.pp
                   << " zero " << f.plan.zero << " vpp " << f.plan.vpp);
-        if (e == Exporter::megatron) CHECK_NOTHROW(megatron_args(f));
+        if (e == Exporter::megatron) {
+          REQUIRE_NOTHROW(megatron_args(f));
+          // Megatron-LM's own start-up rules (megatron_rules.hpp), with the SLURM script's
+          // environment, on Hopper.
+          const std::string script = slurm_megatron_script(f, LaunchOptions{});
+          const bool one_queue = script.find("export CUDA_DEVICE_MAX_CONNECTIONS=1") != std::string::npos;
+          const test::MegatronLaunch l{megatron_args(f), f.gpus,
+                                       one_queue ? std::optional<std::string>(std::string(1, '1')) : std::nullopt, 9};
+          const std::vector<std::string> broken = test::megatron_rule_violations(l);
+          INFO((broken.empty() ? std::string() : broken.front()));
+          CHECK(broken.empty());
+        }
         if (e == Exporter::deepspeed) CHECK_NOTHROW(deepspeed_config(f));
         ++exported;
       }

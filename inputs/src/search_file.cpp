@@ -17,10 +17,30 @@ SearchFile read_search_file(const std::string& path, const PlanOptions& base, co
   SearchFile f;
   f.job = base;
   f.flags = flags;
+  // A value, a list, or a range {min: A, max: B} (every integer from A to B; the planner keeps
+  // those that divide what they must).
   auto ints = [&](const std::string& key, const YAML::Node& v, int64_t max) {
-    return values_of<int64_t>(path, key, v, [&](const std::string& t, const std::string& at) {
-      return int_of(path, t, at, 1, max);
-    });
+    if (!v.IsMap())
+      return values_of<int64_t>(path, key, v, [&](const std::string& t, const std::string& at) {
+        return int_of(path, t, at, 1, max);
+      });
+    int64_t lo = 0, hi = 0;
+    for (const auto& kv : v) {
+      const std::string k = kv.first.Scalar(), at = "$." + key + "." + k;
+      if (k != "min" && k != "max") throw InputError(path, at, "unknown key: a range has min and max");
+      if (!kv.second.IsScalar()) throw InputError(path, at, "must be an integer");
+      (k == "min" ? lo : hi) = int_of(path, kv.second.Scalar(), at, 1, max);
+    }
+    if (lo == 0 || hi == 0) throw InputError(path, "$." + key, "a range needs both min and max");
+    if (lo > hi)
+      throw InputError(path, "$." + key, "min (" + std::to_string(lo) + ") must be <= max (" +
+                                             std::to_string(hi) + ")");
+    constexpr int64_t kMaxRange = 65536;
+    if (hi - lo >= kMaxRange)
+      throw InputError(path, "$." + key, "a range spans at most " + std::to_string(kMaxRange) + " values");
+    std::vector<int64_t> out;
+    for (int64_t x = lo; x <= hi; ++x) out.push_back(x);
+    return out;
   };
   auto one_bool = [&](const std::string& key, const YAML::Node& v) {
     if (!v.IsScalar()) throw InputError(path, "$." + key, "must be true or false");
@@ -30,6 +50,7 @@ SearchFile read_search_file(const std::string& path, const PlanOptions& base, co
     if (key == "tp") f.tp = ints(key, v, Limits::max_gpus);
     else if (key == "pp") f.pp = ints(key, v, Limits::max_gpus);
     else if (key == "mbs") f.mbs = ints(key, v, Limits::max_global_batch);
+    else if (key == "vpp") f.vpp = ints(key, v, Limits::max_layers);
     else if (key == "zero")
       f.zero = values_of<int64_t>(path, key, v, [&](const std::string& t, const std::string& at) {
         return int_of(path, t, at, 0, 3);
@@ -76,6 +97,7 @@ PlannerInputs search_file_inputs(const std::string& path, const SearchFile& f,
   o.tp_values = f.tp;
   o.pp_values = f.pp;
   o.mbs_values = f.mbs;
+  o.vpp_values = f.vpp;
   o.sp_values = f.sp;
   if (!f.zero.empty()) o.zero = f.zero;
   if (!f.recompute.empty()) o.recompute = f.recompute;

@@ -170,6 +170,7 @@ Candidates enumerate_plans(const ModelSpec& m, const ClusterSpec& c, const JobSp
             }
           }
           for (const auto& [sched, vpp] : schedules) {
+            if (!allowed(o.vpp_values, vpp)) continue;
             for (Recompute rc : o.recompute) {
               for (int sp = 0; sp <= (o.sequence_parallel && tp > 1 ? 1 : 0); ++sp) {
                 if (!o.sp_values.empty() &&

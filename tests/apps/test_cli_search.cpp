@@ -97,6 +97,38 @@ TEST_CASE("plan --search searches only the file's values, and --csv lists every 
   CHECK(t.out.find(std::to_string(rows.size() - 1) + " considered") != std::string::npos);
 }
 
+TEST_CASE("a search file's ranges and vpp lists limit the search to them") {
+  // tp from 2 to 8 (the planner keeps those dividing the heads and within a node: 2, 4, 8) and
+  // pp 1 to 4; vpp 1 (no interleaving) and 2.
+  const std::string file = temp_file("range.yaml", R"(model: llama2-70b
+cluster: dgx-h100-superpod
+gpus: 512
+global_batch: 1024
+stack: megatron-core
+tp: {min: 2, max: 8}
+pp: {min: 1, max: 4}
+vpp: [1, 2]
+mbs: 1
+recompute: selective
+zero: 1
+)");
+  const Result r = run("plan --search " + file + " --csv - --simulate-top 0");
+  REQUIRE(r.code == 0);
+  const auto rows = csv_rows(r.out);
+  REQUIRE(rows.size() > 1);
+  std::map<std::string, size_t> col;
+  for (size_t i = 0; i < rows[0].size(); ++i) col[rows[0][i]] = i;
+  std::set<std::string> tps, vpps;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    tps.insert(row[col["tp"]]);
+    CHECK((row[col["pp"]] == "1" || row[col["pp"]] == "2" || row[col["pp"]] == "4"));
+    if (!row[col["mbs"]].empty()) vpps.insert(row[col["vpp"]]);  // past the (tp, pp) rules
+  }
+  CHECK(tps == std::set<std::string>{"2", "4", "8"});
+  CHECK(vpps == std::set<std::string>{"1", "2"});
+}
+
 TEST_CASE("a search file's bad values name the file and key, with exit 2") {
   const Result cp = run("plan --search " + temp_file("cp.yaml", std::string(kSearch) + "ep: [1, 2]\n"));
   CHECK(cp.code == 2);
@@ -104,9 +136,18 @@ TEST_CASE("a search file's bad values name the file and key, with exit 2") {
   const Result z = run("plan --search " + temp_file("z.yaml", "model: llama2-70b\nzero: [1, 4]\n"));
   CHECK(z.code == 2);
   CHECK(z.err.find("$.zero[1]: must be an integer in [0, 3]") != std::string::npos);
-  const Result k = run("plan --search " + temp_file("k.yaml", "model: llama2-70b\nvpp: 2\n"));
+  const Result k = run("plan --search " + temp_file("k.yaml", "model: llama2-70b\nvpp_size: 2\n"));
   CHECK(k.code == 2);
-  CHECK(k.err.find("$.vpp: unknown key") != std::string::npos);
+  CHECK(k.err.find("$.vpp_size: unknown key") != std::string::npos);
+  const Result r1 = run("plan --search " + temp_file("r1.yaml", "model: llama2-70b\ntp: {min: 8, max: 2}\n"));
+  CHECK(r1.code == 2);
+  CHECK(r1.err.find("$.tp: min (8) must be <= max (2)") != std::string::npos);
+  const Result r2 = run("plan --search " + temp_file("r2.yaml", "model: llama2-70b\npp: {min: 2}\n"));
+  CHECK(r2.code == 2);
+  CHECK(r2.err.find("$.pp: a range needs both min and max") != std::string::npos);
+  const Result r3 = run("plan --search " + temp_file("r3.yaml", "model: llama2-70b\nmbs: {min: 1, step: 2}\n"));
+  CHECK(r3.code == 2);
+  CHECK(r3.err.find("$.mbs.step: unknown key: a range has min and max") != std::string::npos);
   const Result w = run("plan --search " + temp_file("w.yaml", kSearch) + " --csv /nonexistent-dir/c.csv");
   CHECK(w.code == 2);
   CHECK(w.err.find("/nonexistent-dir/c.csv: --csv: cannot write") != std::string::npos);

@@ -29,8 +29,8 @@ struct SearchOptions {
   int64_t max_micro_batch = 64;      // largest micro-batch size considered
   int64_t force_tp = 0;              // 0 = search
   int64_t force_pp = 0;
-  // Only these values (a search file's lists); empty = every value.
-  std::vector<int64_t> tp_values, pp_values, mbs_values;
+  // Only these values (a search file's lists); empty = every value. vpp 1 = no interleaving.
+  std::vector<int64_t> tp_values, pp_values, mbs_values, vpp_values;
   std::vector<bool> sp_values;       // empty: off, and on when tp > 1 and sequence_parallel
   // Keep every candidate with its fate (plan --csv): rule-rejected ones in Candidates::rejected
   // and SearchResult::rejected, memory-rejected ones in SearchResult::unfit.

@@ -68,7 +68,9 @@ std::string plans_table(const SearchResult& res, int64_t top) {
     // Throughput at the ranking time (the simulator's, when refined).
     const double scale = r.throughput_scale();
     t.add_row({std::to_string(i + 1), std::to_string(p.tp), std::to_string(p.pp),
-               std::to_string(p.vpp), std::to_string(p.dp), std::to_string(p.micro_batch),
+               // "3/10": vpp 3, interleaved in micro-batch groups of 10 (Megatron-Core).
+               std::to_string(p.vpp) + (p.microbatch_group != 0 ? "/" + std::to_string(p.microbatch_group) : ""),
+               std::to_string(p.dp), std::to_string(p.micro_batch),
                std::to_string(p.num_micro_batches), to_string(p.recompute),
                p.sequence_parallel ? "on" : "off", std::to_string(p.zero),
                fmt(r.time_s, 3) + (r.refined ? "" : "*"), fmt(pr.model_tflops_per_gpu * scale, 1),
@@ -167,7 +169,7 @@ void run_plan(const PlanArgs& a) {
             << "top plans of " << res.plans.size() << " that fit (" << res.evaluated
             << " admitted and predicted, " << res.considered << " considered, top "
             << in.top_k << " simulated, in " << fmt(res.search_time_s, 3)
-            << " s; * = analytic time, not simulated)\n"
+            << " s; * = analytic time, not simulated; vpp V/N = interleaved in micro-batch groups of N)\n"
             << plans_table(res, a.top) << '\n'
             << "winner: " << plan_line(win.plan) << "\n\n"
             << throughput_table(win.prediction) << '\n'

@@ -4,9 +4,12 @@
 #include <mpi.h>
 
 #include <cstdlib>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "parallax/core/error.hpp"
+#include "parallax/executor/device_choice.hpp"
 #include "backend_cuda.hpp"
 #include "parallax/kernels/cuda/device.hpp"
 #include "trainer_impl.hpp"
@@ -53,16 +56,31 @@ int cuda_device_count(std::string* why) { return kernels::cuda::device_count(why
 int select_cuda_device() {
   const int devices = kernels::cuda::device_count();
   const auto [local, on_node] = local_rank_and_size();
-  // One rank per GPU (NCCL refuses two ranks of a communicator on one device). Decided over
-  // all ranks, so that every rank stops here rather than some in NCCL's initialisation.
-  int crowded = on_node > devices ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &crowded, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (crowded)
+  // Decided over all ranks, so that every rank stops here rather than some in NCCL's
+  // initialisation: a rank that cannot choose says why, the others that one did not.
+  const DeviceChoice choice = choose_cuda_device(devices, local, on_node);
+  int refused = choice.device < 0 ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &refused, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (refused)
     throw InputError("command line", "--backend cuda",
-                     "one rank per GPU: a node runs more ranks than it has CUDA devices (here " +
-                         std::to_string(on_node) + " ranks, " + std::to_string(devices) + " devices)");
-  PX_CUDA(cudaSetDevice(local));
-  return local;
+                     choice.device < 0 ? choice.refusal : "another rank could not choose a CUDA device");
+  PX_CUDA(cudaSetDevice(choice.device));
+  // One rank per GPU (NCCL refuses two ranks of a communicator on one device), by UUID: two
+  // ranks that each see "device 0" may or may not share it.
+  const std::string uuid = kernels::cuda::device_uuid(choice.device);
+  int world = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  std::vector<char> all(static_cast<size_t>(world) * 64, '\0');
+  char mine[64] = {};
+  uuid.copy(mine, sizeof mine - 1);
+  MPI_Allgather(mine, 64, MPI_CHAR, all.data(), 64, MPI_CHAR, MPI_COMM_WORLD);
+  std::vector<std::string> uuids;
+  for (int r = 0; r < world; ++r) uuids.emplace_back(all.data() + static_cast<size_t>(r) * 64);
+  if (const auto shared = ranks_sharing_a_device(uuids))
+    throw InputError("command line", "--backend cuda",
+                     "one rank per GPU: ranks " + std::to_string(shared->first) + " and " +
+                         std::to_string(shared->second) + " share " + uuids[static_cast<size_t>(shared->first)]);
+  return choice.device;
 }
 
 std::unique_ptr<Trainer> make_cuda_trainer(const PlanFile& plan, const TrainOptions& opt,

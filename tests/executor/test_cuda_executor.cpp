@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -111,6 +112,25 @@ TEST_CASE("cuda interleaved pp=2 vpp=2 and tp=2 pp=2 dp=2 at bf16 tolerance", "[
     const std::string dir = scratch_dir("cuda_t2p2d2");
     require_close(cpu_reference(), run_plan(dir, "t2p2d2", 2, 2, 2, "--zero 1 --recompute full --sp", "cuda"));
   }
+}
+
+TEST_CASE("cuda with one visible GPU per rank (CUDA_VISIBLE_DEVICES=$LOCAL_RANK) trains dp=2",
+          "[gpu][executor]") {
+  // What srun --gpus-per-task=1 and per-rank wrappers do: each rank sees one device, its own;
+  // the backend takes it rather than refusing 2 ranks on a node of "1 device".
+  if (!have_gpus(2, "dp=2 with one visible device per rank")) return;
+  const std::string dir = scratch_dir("cuda_visible");
+  const std::string plan = make_plan(dir, "dp2", 1, 1, 2, "");
+  const std::string wrapper = dir + "/one_gpu.sh";
+  std::ofstream(wrapper) << "#!/bin/sh\nCUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK exec \"$@\"\n";
+  REQUIRE(shell("chmod +x " + wrapper) == 0);
+  const std::string out = dir + "/dp2";
+  const int rc = shell(std::string(MPIEXEC) + " --allow-run-as-root --oversubscribe -np 2 " + wrapper + " " +
+                       PARALLAX_BIN + " run --quiet --backend cuda --plan " + plan + " --steps 5 --out " + out +
+                       ".m.json --dump-grads " + out + ".grads > " + out + ".log 2>&1");
+  INFO(slurp(out + ".log"));
+  REQUIRE(rc == 0);
+  require_close(cpu_reference(), {losses(out + ".m.json"), parallax::exec::read_global_tensors(out + ".grads")});
 }
 
 TEST_CASE("cuda checkpoint: save at step 3 and resume equals the uninterrupted run", "[gpu][executor]") {

@@ -12,7 +12,13 @@ int device_count(std::string* why) {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
-    if (why) *why = cudaGetErrorString(e);
+    if (why) {
+      int driver = 0, runtime = 0;
+      if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+      if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) runtime = CUDART_VERSION;
+      *why = no_device_reason(e == cudaErrorInsufficientDriver, driver, runtime,
+                              std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e));
+    }
     cudaGetLastError();  // clear the sticky-free error so later calls start clean
     return 0;
   }
@@ -27,6 +33,20 @@ std::string device_description(int device) {
   std::snprintf(buf, sizeof(buf), "%s (sm_%d%d, %.1f GiB)", p.name, p.major, p.minor,
                 static_cast<double>(p.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0));
   return buf;
+}
+
+std::string device_uuid(int device) {
+  cudaDeviceProp p{};
+  PX_CUDA(cudaGetDeviceProperties(&p, device));
+  // nvidia-smi's grouping: 8-4-4-4-12 hex digits.
+  std::string out = "GPU-";
+  char hex[3];
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned char>(p.uuid.bytes[i]));
+    out += hex;
+  }
+  return out;
 }
 
 std::string runtime_version() {

@@ -253,6 +253,22 @@ void require_no_device_error(const std::filesystem::path& dir, const std::string
 
 }  // namespace
 
+TEST_CASE("no device: the driver's reason in words a user can act on", "[cuda][host]") {
+  // A host driver of CUDA 12.4 (R550) under this build's CUDA 13.0 runtime: the runtime says
+  // cudaErrorInsufficientDriver; CUDA 13 needs R580 (CUDA Toolkit release notes, Table 3).
+  const std::string old = cu::no_device_reason(true, 12040, 13000, "cudaErrorInsufficientDriver: x");
+  CHECK(old.find("the NVIDIA driver supports CUDA 12.4, older than this build's CUDA runtime 13.0") !=
+        std::string::npos);
+  CHECK(old.find("CUDA 13 needs driver R580 or newer") != std::string::npos);
+  CHECK(old.find("cudaErrorInsufficientDriver") != std::string::npos);
+  // No libcuda at all (this machine): the runtime says the same error, the driver version is 0.
+  CHECK(cu::no_device_reason(true, 0, 13000, "cudaErrorInsufficientDriver: x") ==
+        "no NVIDIA driver is loaded (cudaErrorInsufficientDriver: x)");
+  // A driver and no device: the runtime's own words.
+  CHECK(cu::no_device_reason(false, 13000, 13000, "cudaErrorNoDevice: no CUDA-capable device is detected") ==
+        "cudaErrorNoDevice: no CUDA-capable device is detected");
+}
+
 TEST_CASE("parallax run --backend cuda without a device: one line, exit code 2", "[cuda][host]") {
   std::string why;
   const int devices = cu::device_count(&why);

@@ -11,5 +11,14 @@ int device_count(std::string* why = nullptr);
 std::string device_description(int device);
 // The runtime version as "13.0".
 std::string runtime_version();
+// The device's UUID as nvidia-smi prints it ("GPU-3f2a...-..."): the same GPU has the same UUID
+// whatever ordinal CUDA_VISIBLE_DEVICES gives it in a process.
+std::string device_uuid(int device);
+
+// Why the runtime found no device, in words a user can act on. driver_too_old: the runtime said
+// cudaErrorInsufficientDriver; driver_cuda_version: what cudaDriverGetVersion reports (12040 =
+// CUDA 12.4; 0 = no driver loaded); runtime_cuda_version: cudaRuntimeGetVersion's (13000).
+std::string no_device_reason(bool driver_too_old, int driver_cuda_version, int runtime_cuda_version,
+                             const std::string& runtime_error);
 
 }  // namespace parallax::kernels::cuda

@@ -23,6 +23,9 @@
 #include <string>
 #include <vector>
 
+#include <nccl.h>
+
+#include "../../../kernels/cuda/src/blas_loader.hpp"
 #include "parallax/kernels/cpu.hpp"
 #include "parallax/kernels/cuda/device.hpp"
 #include "parallax/kernels/cuda/gemm_args.hpp"
@@ -252,6 +255,25 @@ void require_no_device_error(const std::filesystem::path& dir, const std::string
 }
 
 }  // namespace
+
+TEST_CASE("cuBLAS and NCCL load through the real loader without a device", "[cuda][host]") {
+  // dlopen and symbol resolution need no GPU: a missing library or a renamed symbol shows here,
+  // not on the first GPU machine.
+  const cu::BlasApi& a = cu::blas_api();
+  CHECK(a.create != nullptr);
+  CHECK(a.gemm_ex != nullptr);
+  CHECK(a.gemm_strided_batched_ex != nullptr);
+  // A call into the library: its own words for two statuses, different and not empty.
+  const std::string ok = a.status_string(CUBLAS_STATUS_SUCCESS);
+  const std::string uninit = a.status_string(CUBLAS_STATUS_NOT_INITIALIZED);
+  CHECK_FALSE(ok.empty());
+  CHECK_FALSE(uninit.empty());
+  CHECK(ok != uninit);
+  // The NCCL the binary loads is the one its headers describe.
+  int version = 0;
+  REQUIRE(ncclGetVersion(&version) == ncclSuccess);
+  CHECK(version == NCCL_VERSION_CODE);
+}
 
 TEST_CASE("no device: the driver's reason in words a user can act on", "[cuda][host]") {
   // A host driver of CUDA 12.4 (R550) under this build's CUDA 13.0 runtime: the runtime says

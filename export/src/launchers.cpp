@@ -3,6 +3,9 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "parallax/core/error.hpp"
+#include "parallax/core/presets.hpp"
+#include "parallax/core/stack_spec.hpp"
 #include "parallax/export/deepspeed.hpp"
 #include "parallax/export/megatron.hpp"
 #include "parallax/export/megatron_deepspeed.hpp"
@@ -131,16 +134,43 @@ std::string slurm_megatron_deepspeed_script(const PlanFile& f, const LaunchOptio
          torchrun_pretrain_gpt(f, o, args);
 }
 
+namespace {
+
+// What `parallax run` needs around mpirun: the executor must run the plan (its stack's
+// capability table, presets/stacks/parallax-executor.json), and on GPUs the CUDA backend, whose
+// streams need CUDA_DEVICE_MAX_CONNECTIONS unset or >= 7 (Megatron containers set 1), passed to
+// every rank with -x. `format` names the export in a refusal.
+struct ParallaxRun {
+  std::string environment, mpirun_env, command;
+};
+
+ParallaxRun parallax_run(const PlanFile& f, const LaunchOptions& o, const char* format) {
+  JobSpec executor = f.job;
+  executor.framework = "parallax-executor";
+  executor.capabilities = load_stack("parallax-executor").capabilities;
+  if (const auto r = stack_refusal(f.model, executor, f.plan))
+    throw InputError("export", format, "parallax run cannot run this plan: " + r->rule + " (" + r->path + ")");
+  const bool gpu = f.cluster.gpu.arch.rfind("sm", 0) == 0;
+  if (!gpu) return {"", "", "parallax run --plan " + o.plan_path};
+  return {"# The CUDA backend runs up to 7 streams per rank: one hardware queue each.\n"
+          "export CUDA_DEVICE_MAX_CONNECTIONS=8\n",
+          "-x CUDA_DEVICE_MAX_CONNECTIONS ", "parallax run --backend cuda --plan " + o.plan_path};
+}
+
+}  // namespace
+
 std::string slurm_parallax_script(const PlanFile& f, const LaunchOptions& o) {
-  return sbatch_header(f, o, gpus_per_host_used(f)) +
+  const ParallaxRun run = parallax_run(f, o, "--launcher parallax");
+  return sbatch_header(f, o, gpus_per_host_used(f)) + run.environment +
          "# parallax run under Open MPI: one rank per GPU.\n"
          "mpirun -np " + std::to_string(f.gpus) + " --map-by ppr:" +
-         std::to_string(gpus_per_host_used(f)) + ":node --bind-to none \\\n"
-         "    parallax run --plan " + o.plan_path + "\n";
+         std::to_string(gpus_per_host_used(f)) + ":node --bind-to none " + run.mpirun_env + "\\\n"
+         "    " + run.command + "\n";
 }
 
 std::string mpirun_script(const PlanFile& f, const LaunchOptions& o) {
-  std::string s = "#!/usr/bin/env bash\nset -euo pipefail\n"
+  const ParallaxRun run = parallax_run(f, o, "--format mpirun");
+  std::string s = "#!/usr/bin/env bash\nset -euo pipefail\n" + run.environment +
                   "# Open MPI hostfile: one line per node, one slot per GPU.\n"
                   "cat > hostfile <<'HOSTS'\n";
   for (int64_t i = 0; i < plan_hosts(f); ++i) {
@@ -148,8 +178,8 @@ std::string mpirun_script(const PlanFile& f, const LaunchOptions& o) {
   }
   s += "HOSTS\n"
        "mpirun --hostfile hostfile -np " + std::to_string(f.gpus) + " --map-by ppr:" +
-       std::to_string(gpus_per_host_used(f)) + ":node --bind-to none \\\n"
-       "    parallax run --plan " + o.plan_path + "\n";
+       std::to_string(gpus_per_host_used(f)) + ":node --bind-to none " + run.mpirun_env + "\\\n"
+       "    " + run.command + "\n";
   return s;
 }
 

@@ -22,6 +22,16 @@ std::vector<std::string> megatron_deepspeed_args(const PlanFile& f, const Megatr
   if (p.schedule == Schedule::interleaved) refuse("DeepSpeed's pipeline engine has no interleaved schedule");
   if (p.schedule == Schedule::gpipe) refuse("DeepSpeed's pipeline engine runs 1F1B, not GPipe");
   if (f.job.dtype == Dtype::fp8) refuse("Megatron-DeepSpeed has no fp8 training path");
+  // megatron/arguments.py has no --position-embedding-type: ALiBi is BigScience's fork's, whose
+  // arguments differ (bigscience-workshop/Megatron-DeepSpeed trained BLOOM).
+  if (m.position == Position::alibi)
+    refuse("microsoft/Megatron-DeepSpeed has no ALiBi argument (BLOOM's trainer was BigScience's fork, "
+           "whose arguments Parallax does not write)");
+  // gpt_model.py (GPTModelPipe): the pipeline recomputes every layer ("uniform") or none - "deepspeed's
+  // pipeline doesn't support the block recompute method".
+  if (p.recompute == Recompute::full && p.recompute_layers > 0 && p.pp > 1)
+    refuse("DeepSpeed's pipeline recomputes every layer or none (recompute_layers " +
+           std::to_string(p.recompute_layers) + " with pp " + std::to_string(p.pp) + ")");
   validate_plan(m, f.cluster, f.job, p, f.gpus, "export");
   std::vector<std::string> a;
   add(a, "--tensor-model-parallel-size", p.tp);
@@ -40,20 +50,24 @@ std::vector<std::string> megatron_deepspeed_args(const PlanFile& f, const Megatr
   add(a, "--micro-batch-size", p.micro_batch);
   add(a, "--global-batch-size", f.job.global_batch);
   if (m.position == Position::rope) a.push_back("--use-rotary-position-embeddings");
-  // ALiBi is the BigScience fork's (bigscience-workshop/Megatron-DeepSpeed, BLOOM's trainer).
-  if (m.position == Position::alibi) a.insert(a.end(), {"--position-embedding-type", "alibi"});
   if (m.activation == Activation::swiglu) a.push_back("--swiglu");
   if (m.norm == Norm::rmsnorm) a.insert(a.end(), {"--normalization", "rmsnorm"});
   if (!m.tied_embeddings) a.push_back("--untie-embeddings-and-output-weights");
   if (!m.linear_bias) a.push_back("--disable-bias-linear");
   launch_args::add_dropout(a, m);
   if (p.recompute == Recompute::full) {
-    a.insert(a.end(), {"--deepspeed-activation-checkpointing", "--recompute-granularity", "full"});
+    // --deepspeed-activation-checkpointing takes megatron/model/transformer.py's DeepSpeed path,
+    // which checkpoints every --checkpoint-num-layers layers and ignores block: the first K
+    // layers only run through Megatron's own checkpointing (block, without the flag).
     if (p.recompute_layers > 0) {
-      a.insert(a.end(), {"--recompute-method", "block"});
+      a.insert(a.end(), {"--recompute-granularity", "full", "--recompute-method", "block"});
       add(a, "--recompute-num-layers", p.recompute_layers);
     } else {
-      a.insert(a.end(), {"--recompute-method", "uniform"});
+      a.insert(a.end(), {"--deepspeed-activation-checkpointing", "--recompute-granularity", "full",
+                         "--recompute-method", "uniform"});
+      // DeepSpeed's checkpointing takes partition_activations from the command line over the
+      // config (runtime/activation_checkpointing/checkpointing.py, configure): say it.
+      if (p.sequence_parallel) a.push_back("--partition-activations");
     }
   } else if (p.recompute == Recompute::selective) {
     a.insert(a.end(), {"--recompute-granularity", "selective"});

@@ -36,11 +36,18 @@ bool split_ok(int64_t layers, const PlanSpec& p) {
   return rest >= rest_stages && rest % rest_stages == 0;
 }
 
-// Pipeline splits to try for pp: the even one, and with uneven_pp, lighter first and last stages
-// (equal, f = l) that leave the middle stages an even share at least as large.
-std::vector<std::pair<int64_t, int64_t>> splits(int64_t layers, int64_t pp, bool uneven) {
+// Pipeline splits to try for pp: the even one, or the stack's own cut when it makes one
+// (DeepSpeed: ceil(layers / pp) per stage, the last the rest), and with uneven_pp, lighter first
+// and last stages (equal, f = l) that leave the middle stages an even share at least as large.
+std::vector<std::pair<int64_t, int64_t>> splits(int64_t layers, int64_t pp, bool uneven,
+                                                UnevenStages stack_cut) {
   std::vector<std::pair<int64_t, int64_t>> out;
-  if (layers % pp == 0) out.push_back({0, 0});
+  if (layers % pp == 0) {
+    out.push_back({0, 0});
+  } else if (stack_cut == UnevenStages::deepspeed_balanced && pp >= 3) {
+    const int64_t per = (layers + pp - 1) / pp, last = layers - (pp - 1) * per;
+    if (last >= 1) out.push_back({per, last});
+  }
   if (!uneven || pp < 3) return out;
   for (int64_t f = 1; f * pp <= layers; ++f) {
     const int64_t rest = layers - 2 * f;
@@ -138,7 +145,7 @@ Candidates enumerate_plans(const ModelSpec& m, const ClusterSpec& c, const JobSp
       base.pp = pp;
       base.dp = dp;
       // Plans rejected before the micro-batch is chosen count once per (tp, pp).
-      const auto pipeline_splits = splits(m.layers, pp, o.uneven_pp);
+      const auto pipeline_splits = splits(m.layers, pp, o.uneven_pp, j.capabilities.uneven_stages);
       if (const Rule* r = first_broken_rule(m, c, j, base, gpus, o);
           r != nullptr &&
           !(pipeline_splits.size() > 0 && std::string(r->name) == "pp-divides-layers")) {

@@ -32,7 +32,8 @@ TEST_CASE("stack capabilities: Megatron-LM shards optimizer state only, Megatron
   // DeepSpeed's pipeline engine: 1F1B only; its launch is a DeepSpeed config.
   const StackCapabilities ds = load_stack("megatron-deepspeed").capabilities;
   CHECK(ds.schedules == std::vector<Schedule>{Schedule::one_f_one_b});
-  CHECK(has(ds.positions, Position::alibi));  // BLOOM
+  // microsoft/Megatron-DeepSpeed has no ALiBi argument (BLOOM's was BigScience's fork).
+  CHECK_FALSE(has(ds.positions, Position::alibi));
   CHECK(ds.exporter == Exporter::deepspeed);
   // FSDP alone: no tensor or pipeline parallelism, no ZeRO-1.
   const StackCapabilities fsdp = load_stack("pytorch-fsdp").capabilities;

@@ -13,6 +13,7 @@
 #include "parallax/export/deepspeed.hpp"
 #include "parallax/export/launchers.hpp"
 #include "parallax/export/megatron.hpp"
+#include "parallax/export/megatron_deepspeed.hpp"
 #include "spec_builders.hpp"
 
 using namespace parallax;
@@ -417,4 +418,31 @@ TEST_CASE("the Megatron-DeepSpeed launch: its argument set, its DeepSpeed config
   CHECK(d.find("--data-path /data/oscar_text_document") != std::string::npos);
   CHECK(d.find("--no-pipeline-parallel") != std::string::npos);
   CHECK(d.find("${DATA_PATH") == std::string::npos);
+}
+
+TEST_CASE("Megatron-DeepSpeed: recompute and ALiBi as its own code runs them") {
+  // Found by running microsoft/Megatron-DeepSpeed's argument and model code on the exports.
+  auto has = [](const std::vector<std::string>& a, const std::string& x) {
+    return std::find(a.begin(), a.end(), x) != a.end();
+  };
+  const std::string cfg = "ds.json";
+  // gpt_model.py (GPTModelPipe): the pipeline recomputes every layer or none.
+  PlanFile block_pp = plan_file("gpt3-175b", 512, 512, test::PlanBuilder(8, 8).recompute(Recompute::full, 6));
+  CHECK_THROWS_WITH(megatron_deepspeed_args(block_pp, {}, cfg), Catch::Contains("every layer or none"));
+  // Without pipelining, the first K layers run through Megatron's block checkpointing, which the
+  // DeepSpeed checkpointing flag would bypass (transformer.py checkpoints every layer under it).
+  PlanFile block = plan_file("megatron-8.3b", 8, 64, test::PlanBuilder(8, 1).recompute(Recompute::full, 24));
+  std::vector<std::string> a = megatron_deepspeed_args(block, {}, cfg);
+  CHECK(has(a, "block"));
+  CHECK_FALSE(has(a, "--deepspeed-activation-checkpointing"));
+  // Sequence parallelism with DeepSpeed's checkpointing: partitioned activations said on the
+  // command line, which wins over the config (checkpointing.py, configure).
+  PlanFile sp = plan_file("gpt3-175b", 512, 512, test::PlanBuilder(8, 8).recompute(Recompute::full).sequence_parallel());
+  a = megatron_deepspeed_args(sp, {}, cfg);
+  CHECK(has(a, "--deepspeed-activation-checkpointing"));
+  CHECK(has(a, "--partition-activations"));
+  CHECK(deepspeed_config(sp)["activation_checkpointing"]["partition_activations"].get<bool>());
+  // No --position-embedding-type in microsoft/Megatron-DeepSpeed: BLOOM's ALiBi is refused.
+  CHECK_THROWS_WITH(megatron_deepspeed_args(plan_file("bloom-176b", 384, 2048, test::PlanBuilder(4, 14)), {}, cfg),
+                    Catch::Contains("no ALiBi argument"));
 }

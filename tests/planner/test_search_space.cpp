@@ -84,6 +84,26 @@ TEST_CASE("interleaving with m % pp != 0 takes the smallest micro-batch group wh
   }
 }
 
+TEST_CASE("a stack that cuts the pipeline itself is searched with its cut") {
+  // BLOOM's 70 layers do not divide over pp 12; DeepSpeed's PipelineModule (the deepspeed
+  // stack's uneven_stages "deepspeed_balanced") runs ceil(70 / 12) = 6 per stage from the first,
+  // 70 - 11 * 6 = 4 on the last: the planner considers that split without --uneven-pp.
+  PlannerInputs in = mtnlg(384);
+  in.model = load_model("bloom-176b");
+  in.job.global_batch = 2048;
+  apply_stack(load_stack("deepspeed"), in.job);
+  in.job.framework = "deepspeed";
+  const Candidates c = enumerate_plans(in.model, in.cluster, in.job, in.gpus, in.options);
+  int64_t pp12 = 0;
+  for (const PlanSpec& p : c.admitted) {
+    if (p.pp != 12) continue;
+    ++pp12;
+    CHECK(p.first_stage_layers == 6);
+    CHECK(p.last_stage_layers == 4);
+  }
+  CHECK(pp12 > 0);
+}
+
 TEST_CASE("trainer rules reject ZeRO-3 with pipelining and GPipe; --allow-all admits them") {
   PlannerInputs in = mtnlg(2240);
   PlanSpec p = test::PlanBuilder(8, 35, 8).batches(1, 240).zero(3);

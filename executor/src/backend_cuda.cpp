@@ -281,6 +281,33 @@ CudaComm::CudaComm(CudaBackend& be, const ProcessGroups& g, const PlanSpec& p) :
       channels_.push_back(std::move(c));
     }
   if (g.embedding.comm != MPI_COMM_NULL && g.embedding.size > 1) embedding_ = NcclComm(g.embedding.comm);
+  warm_up();
+}
+
+// NCCL connects lazily: a communicator's first collective, and a pair's first send/receive,
+// block until the peers arrive and set up their transport. Inside a step that wait would sit on
+// one stream while the schedule's other streams spin on sends to this rank, so every
+// communicator and pipeline channel does one tiny exchange here, in the order they were made
+// (every rank's channels are a subsequence of one global order, so the waits cannot cycle).
+void CudaComm::warm_up() {
+  float* x = nullptr;
+  PX_CUDA(cudaMalloc(&x, sizeof(float)));
+  PX_CUDA(cudaMemset(x, 0, sizeof(float)));
+  auto all_reduce = [&](const NcclComm& c) {
+    if (!c) return;
+    PX_NCCL(ncclAllReduce(x, x, 1, ncclFloat, ncclSum, c.get(), tp_stream_));
+    PX_CUDA(cudaStreamSynchronize(tp_stream_));
+  };
+  all_reduce(world_);
+  all_reduce(tp_);
+  all_reduce(dp_);
+  for (const auto& c : channels_) {
+    if (c->sender) PX_NCCL(ncclSend(x, 1, ncclFloat, 1, c->comm.get(), c->stream));
+    else PX_NCCL(ncclRecv(x, 1, ncclFloat, 0, c->comm.get(), c->stream));
+    PX_CUDA(cudaStreamSynchronize(c->stream));
+  }
+  all_reduce(embedding_);
+  PX_CUDA(cudaFree(x));
 }
 
 CudaComm::~CudaComm() {

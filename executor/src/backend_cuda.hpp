@@ -435,6 +435,7 @@ class CudaComm {
   void all_gather_of(T* x, int64_t block, const Group& g, const std::string& what, Stream s);
   ncclComm_t comm_of(const Group& g) const;
   cudaStream_t stream_of(Stream s) const;
+  void warm_up();
   Channel& channel(bool sender, P2PDir dir, int peer);
 
   CudaBackend& be_;

@@ -24,6 +24,7 @@
 #include "run_output.hpp"
 #if defined(PARALLAX_HAVE_CUDA)
 #include "parallax/executor/cuda_trainer.hpp"
+#include "parallax/kernels/cuda/device.hpp"
 #endif
 
 namespace parallax::exec {
@@ -93,6 +94,10 @@ void check_backend(const std::string& backend) {
   std::string why;
   if (cuda_device_count(&why) == 0)
     throw InputError("command line", "--backend cuda", "no CUDA device (" + why + ")");
+  if (const std::string loading = kernels::cuda::request_eager_module_loading(); loading != "EAGER")
+    std::fprintf(stderr, "parallax: warning: CUDA_MODULE_LOADING=%s: a kernel's first launch may wait for "
+                         "the device to go idle, which can stall a pipeline's first step (EAGER avoids it)\n",
+                 loading.c_str());
   // Up to 7 streams per rank (compute, TP, DP, 4 pipeline channels) must not share hardware
   // queues: a queued kernel behind an unmatched NCCL send could wait forever.
   if (const char* c = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS"); c && std::atoi(c) < 7)

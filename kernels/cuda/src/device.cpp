@@ -3,12 +3,20 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "parallax/kernels/cuda/check.hpp"
 
 namespace parallax::kernels::cuda {
 
+std::string request_eager_module_loading() {
+  if (const char* v = std::getenv("CUDA_MODULE_LOADING"); v != nullptr && *v != '\0') return v;
+  setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+  return "EAGER";
+}
+
 int device_count(std::string* why) {
+  request_eager_module_loading();
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {

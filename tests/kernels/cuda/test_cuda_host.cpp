@@ -16,6 +16,7 @@
 #include <cmath>
 #include <functional>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -273,6 +274,20 @@ TEST_CASE("cuBLAS and NCCL load through the real loader without a device", "[cud
   int version = 0;
   REQUIRE(ncclGetVersion(&version) == ncclSuccess);
   CHECK(version == NCCL_VERSION_CODE);
+}
+
+TEST_CASE("the CUDA backend asks for eager module loading unless the user chose", "[cuda][host]") {
+  const char* before = std::getenv("CUDA_MODULE_LOADING");
+  const std::string saved = before ? before : "";
+  unsetenv("CUDA_MODULE_LOADING");
+  CHECK(cu::request_eager_module_loading() == "EAGER");
+  REQUIRE(std::getenv("CUDA_MODULE_LOADING") != nullptr);
+  CHECK(std::string(std::getenv("CUDA_MODULE_LOADING")) == "EAGER");
+  setenv("CUDA_MODULE_LOADING", "LAZY", 1);
+  CHECK(cu::request_eager_module_loading() == "LAZY");  // the user's choice stays (run warns)
+  CHECK(std::string(std::getenv("CUDA_MODULE_LOADING")) == "LAZY");
+  if (before) setenv("CUDA_MODULE_LOADING", saved.c_str(), 1);
+  else unsetenv("CUDA_MODULE_LOADING");
 }
 
 TEST_CASE("no device: the driver's reason in words a user can act on", "[cuda][host]") {

@@ -6,7 +6,17 @@
 namespace parallax::kernels::cuda {
 
 // Number of CUDA devices; 0 (and the runtime's reason in *why) when there is none or no driver.
+// The first CUDA call of a process: it asks for eager module loading first
+// (request_eager_module_loading).
 int device_count(std::string* why = nullptr);
+
+// Sets CUDA_MODULE_LOADING=EAGER unless the environment already says: CUDA's default since 12.2
+// is lazy loading, where the first launch of a kernel (a new cuBLAS kernel too) may wait for the
+// device to go idle, which mid-step, with sends spinning on other streams for a peer, can
+// deadlock a pipeline's first step. Read by the driver at initialisation: effective only
+// before the process's first CUDA call. Returns the value in force ("EAGER" unless the user
+// chose otherwise).
+std::string request_eager_module_loading();
 // "NVIDIA A100-SXM4-80GB (sm_80, 79.2 GiB)".
 std::string device_description(int device);
 // The runtime version as "13.0".

@@ -11,6 +11,7 @@
 
 #include "gui_test_util.hpp"
 #include "parallax/core/presets.hpp"
+#include "parallax/core/stack_spec.hpp"
 #include "parallax/planner/simulator_refiner.hpp"
 
 using namespace parallax;
@@ -28,6 +29,10 @@ SearchResult planner_answer(int64_t gpus) {
   in.job.global_batch = 1920;
   in.gpus = gpus;
   in.profile = load_profile(in.cluster.profile);
+  // The stack the GUI plans for by default: the profile's (its capability table decides, e.g.,
+  // whether interleaving may run in micro-batch groups).
+  in.job.framework = in.profile.default_stack();
+  apply_stack(load_stack(in.job.framework), in.job);
   const Topology topo(in.cluster);
   return search_plans(in, topo, simulator_refiner(in, topo));
 }

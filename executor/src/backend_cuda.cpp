@@ -106,6 +106,7 @@ CudaBackend::StashSync::~StashSync() {
 }
 
 CudaBackend::CudaBackend(Recorder& rec, int device) : rec_(rec), device_(device) {
+  cu::keep_stream_ordered_pool(device);
   PX_CUDA(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
   blas_ = std::make_unique<cu::Blas>(compute_);
   scalars_ = alloc<double>(2);

@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
@@ -32,6 +33,13 @@ int device_count(std::string* why) {
   }
   if (n == 0 && why) *why = "cudaGetDeviceCount found 0 devices";
   return n;
+}
+
+void keep_stream_ordered_pool(int device) {
+  cudaMemPool_t pool = nullptr;
+  PX_CUDA(cudaDeviceGetDefaultMemPool(&pool, device));
+  uint64_t unlimited = UINT64_MAX;
+  PX_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &unlimited));
 }
 
 std::string device_description(int device) {

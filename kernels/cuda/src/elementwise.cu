@@ -1,4 +1,4 @@
-// Element-wise kernels: casts, activations, residuals, biases, embeddings, AdamW, clipping.
+// Element-wise kernels: casts, activations, residuals, biases, AdamW, clipping.
 // Per-element math is kernels/math.hpp's (the CPU kernels' functions, compiled __host__
 // __device__); activations are read and written as bf16 and computed in fp32.
 #include <cmath>
@@ -9,22 +9,6 @@
 namespace parallax::kernels::cuda {
 
 using namespace detail;
-
-namespace {
-
-template <class F>
-__global__ void for_each_kernel(int64_t n, F f) {
-  for (int64_t i = global_index(); i < n; i += grid_stride()) f(i);
-}
-
-template <class F>
-void for_each(int64_t n, cudaStream_t s, F f) {
-  if (n <= 0) return;
-  for_each_kernel<<<grid_for(n), kBlock, 0, s>>>(n, f);
-  PX_CUDA_LAUNCH_CHECK();
-}
-
-}  // namespace
 
 void cast_to_bf16(bf16* out, const float* in, int64_t n, cudaStream_t s) {
   for_each(n, s, [=] __device__(int64_t i) { out[i] = to_bf16(in[i]); });
@@ -73,42 +57,6 @@ void swiglu_backward(bf16* dinp, const bf16* inp, const bf16* dout, int64_t N, i
 
 void residual_forward(bf16* out, const bf16* a, const bf16* b, int64_t n, cudaStream_t s) {
   for_each(n, s, [=] __device__(int64_t i) { out[i] = to_bf16(to_float(a[i]) + to_float(b[i])); });
-}
-
-void embedding_forward(bf16* out, const int32_t* tokens, const bf16* wte, int64_t vocab_start,
-                       int64_t vocab_rows, int64_t N, int64_t C, cudaStream_t s) {
-  for_each(N * C, s, [=] __device__(int64_t e) {
-    const int64_t i = e / C, c = e % C;
-    const int64_t row = static_cast<int64_t>(tokens[i]) - vocab_start;
-    out[e] = (row >= 0 && row < vocab_rows) ? wte[row * C + c] : bf16{0};
-  });
-}
-
-void embedding_backward(float* dwte, const bf16* dout, const int32_t* tokens,
-                        int64_t vocab_start, int64_t vocab_rows, int64_t N, int64_t C,
-                        cudaStream_t s) {
-  // Repeated tokens meet in one row: atomics (the order of the additions is not fixed).
-  for_each(N * C, s, [=] __device__(int64_t e) {
-    const int64_t i = e / C, c = e % C;
-    const int64_t row = static_cast<int64_t>(tokens[i]) - vocab_start;
-    if (row >= 0 && row < vocab_rows) atomicAdd(dwte + row * C + c, to_float(dout[e]));
-  });
-}
-
-void position_forward_rows(bf16* out, const bf16* wpe, int64_t row0, int64_t rows, int64_t T,
-                           int64_t C, cudaStream_t s) {
-  for_each(rows * C, s, [=] __device__(int64_t e) {
-    const int64_t t = (row0 + e / C) % T;
-    out[e] = to_bf16(to_float(out[e]) + to_float(wpe[t * C + e % C]));
-  });
-}
-
-void position_backward_rows(float* dwpe, const bf16* dout, int64_t row0, int64_t rows,
-                            int64_t T, int64_t C, cudaStream_t s) {
-  for_each(rows * C, s, [=] __device__(int64_t e) {
-    const int64_t t = (row0 + e / C) % T;
-    atomicAdd(dwpe + t * C + e % C, to_float(dout[e]));
-  });
 }
 
 void adamw_update(float* master, bf16* params, const float* grads, float* m, float* v, int64_t n,

@@ -2,6 +2,8 @@
 // Launch geometry and warp/block reductions shared by the .cu files.
 #include <cstdint>
 
+#include <cuda_runtime_api.h>
+
 #include "parallax/kernels/cuda/check.hpp"
 #include "parallax/kernels/math.hpp"
 
@@ -51,6 +53,35 @@ __device__ inline T block_reduce(T x, Op op, T identity) {
   for (int o = 16; o > 0; o >>= 1) r = op(r, __shfl_xor_sync(0xffffffffu, r, o));
   return r;
 }
+
+// f(i) for i in [0, n), grid-stride, on stream s.
+template <class F>
+__global__ void for_each_kernel(int64_t n, F f) {
+  for (int64_t i = global_index(); i < n; i += grid_stride()) f(i);
+}
+
+template <class F>
+void for_each(int64_t n, cudaStream_t s, F f) {
+  if (n <= 0) return;
+  for_each_kernel<<<grid_for(n), kBlock, 0, s>>>(n, f);
+  PX_CUDA_LAUNCH_CHECK();
+}
+
+// Scratch memory ordered on a stream (cudaMallocAsync from the device's pool): usable by the
+// kernels enqueued after it on `s`, freed after them. Neither call waits for the device.
+class StreamScratch {
+ public:
+  StreamScratch(size_t bytes, cudaStream_t s) : s_(s) { PX_CUDA(cudaMallocAsync(&p_, bytes < 1 ? 1 : bytes, s)); }
+  ~StreamScratch() { cudaFreeAsync(p_, s_); }
+  StreamScratch(const StreamScratch&) = delete;
+  StreamScratch& operator=(const StreamScratch&) = delete;
+  template <class T>
+  T* as(size_t byte_offset = 0) const { return reinterpret_cast<T*>(static_cast<char*>(p_) + byte_offset); }
+
+ private:
+  void* p_ = nullptr;
+  cudaStream_t s_;
+};
 
 struct Sum {
   template <class T>

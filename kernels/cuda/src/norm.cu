@@ -1,8 +1,12 @@
-// LayerNorm and RMSNorm: one warp per row for the statistics and input gradients; one thread
-// per column, looping over rows in order, for the weight gradients (deterministic). Formulas as
-// the CPU kernels (kernels/src/norm.cpp), per-element backward from kernels/math.hpp.
+// LayerNorm and RMSNorm: one warp per row for the statistics and input gradients; the weight
+// and bias gradients (column sums over all rows) in the two deterministic passes of
+// reduction_geometry.hpp. Formulas as the CPU kernels (kernels/src/norm.cpp), per-element
+// backward from kernels/math.hpp.
+#include <string>
+
 #include "launch.cuh"
 #include "parallax/kernels/cuda/ops.hpp"
+#include "parallax/kernels/cuda/reduction_geometry.hpp"
 
 namespace parallax::kernels::cuda {
 
@@ -59,21 +63,6 @@ __global__ void layernorm_dinp_kernel(bf16* dinp, const bf16* dout, const bf16* 
   }
 }
 
-__global__ void layernorm_dweight_kernel(float* dw, float* db, const bf16* dout, const bf16* inp,
-                                         const float* mean, const float* rstd, int64_t N,
-                                         int64_t C) {
-  const int64_t c = global_index();
-  if (c >= C) return;
-  float w = 0.0f, bsum = 0.0f;
-  for (int64_t i = 0; i < N; ++i) {
-    const float dy = to_float(dout[i * C + c]);
-    w += (to_float(inp[i * C + c]) - mean[i]) * rstd[i] * dy;
-    bsum += dy;
-  }
-  dw[c] += w;
-  db[c] += bsum;
-}
-
 __global__ void rmsnorm_forward_kernel(bf16* out, float* rstd, const bf16* inp, const bf16* w,
                                        int64_t N, int64_t C) {
   const int64_t i = warp_row();
@@ -105,24 +94,63 @@ __global__ void rmsnorm_dinp_kernel(bf16* dinp, const bf16* dout, const bf16* in
   }
 }
 
-__global__ void rmsnorm_dweight_kernel(float* dw, const bf16* dout, const bf16* inp,
-                                       const float* rstd, int64_t N, int64_t C) {
-  const int64_t c = global_index();
-  if (c >= C) return;
-  float w = 0.0f;
-  for (int64_t i = 0; i < N; ++i) w += to_float(inp[i * C + c]) * rstd[i] * to_float(dout[i * C + c]);
-  dw[c] += w;
+static_assert(kColumnsPerTile == 32 && kBlock == kColumnsPerTile * kWarpsPerBlock,
+              "pass 1 maps a block's lanes to columns and its warps to rows");
+
+// Pass 1: block (tile, chunk) sums f's S values per column over the chunk's rows. Lane = column,
+// warp w takes rows w, w + 8, ... in order; the warps' sums are then added in warp order.
+template <int S, class F>
+__global__ void column_partials_kernel(float* partial, int64_t N, int64_t C, int64_t chunks, F f) {
+  const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
+  const int64_t c = static_cast<int64_t>(blockIdx.x) * kColumnsPerTile + lane;
+  const int64_t chunk = blockIdx.y;
+  const int64_t r0 = chunk * kRowsPerChunk;
+  const int64_t r1 = r0 + kRowsPerChunk < N ? r0 + kRowsPerChunk : N;
+  float acc[S] = {};
+  if (c < C)
+    for (int64_t i = r0 + warp; i < r1; i += kWarpsPerBlock) f(i, c, acc);
+  __shared__ float by_warp[S][kWarpsPerBlock][kColumnsPerTile];
+  for (int k = 0; k < S; ++k) by_warp[k][warp][lane] = acc[k];
+  __syncthreads();
+  if (warp != 0 || c >= C) return;
+  for (int k = 0; k < S; ++k) {
+    float sum = 0.0f;
+    for (int w = 0; w < kWarpsPerBlock; ++w) sum += by_warp[k][w][lane];
+    partial[(k * chunks + chunk) * C + c] = sum;
+  }
 }
 
-__global__ void bias_backward_kernel(float* db, const bf16* dout, int64_t N, int64_t C) {
+// Pass 2: out_k[c] += the chunks' partials, in chunk order.
+template <int S>
+__global__ void column_finish_kernel(float* out0, float* out1, const float* partial,
+                                     int64_t chunks, int64_t C) {
   const int64_t c = global_index();
   if (c >= C) return;
-  float s = 0.0f;
-  for (int64_t i = 0; i < N; ++i) s += to_float(dout[i * C + c]);
-  db[c] += s;
+  float* outs[2] = {out0, out1};
+  for (int k = 0; k < S; ++k) {
+    float sum = 0.0f;
+    for (int64_t j = 0; j < chunks; ++j) sum += partial[(k * chunks + j) * C + c];
+    outs[k][c] += sum;
+  }
 }
 
 unsigned columns_grid(int64_t C) { return static_cast<unsigned>((C + kBlock - 1) / kBlock); }
+
+// out0[c] (and out1[c] when S = 2) += sum over rows i of f's values at (i, c).
+template <int S, class F>
+void column_sums(float* out0, float* out1, int64_t N, int64_t C, cudaStream_t s, F f) {
+  const ColumnReductionGeometry g = column_reduction_geometry(N, C);
+  if (g.row_chunks > 65535 || g.column_tiles > 2147483647)
+    throw Error("column reduction of " + std::to_string(N) + " x " + std::to_string(C) +
+                " exceeds the CUDA grid (at most 65535 chunks of " + std::to_string(kRowsPerChunk) + " rows)");
+  StreamScratch scratch(static_cast<size_t>(g.partial_floats(C, S)) * sizeof(float), s);
+  float* partial = scratch.as<float>();
+  const dim3 grid(static_cast<unsigned>(g.column_tiles), static_cast<unsigned>(g.row_chunks));
+  column_partials_kernel<S><<<grid, kBlock, 0, s>>>(partial, N, C, g.row_chunks, f);
+  PX_CUDA_LAUNCH_CHECK();
+  column_finish_kernel<S><<<columns_grid(C), kBlock, 0, s>>>(out0, out1, partial, g.row_chunks, C);
+  PX_CUDA_LAUNCH_CHECK();
+}
 
 }  // namespace
 
@@ -139,8 +167,11 @@ void layernorm_backward(bf16* dinp, float* dweight, float* dbias, const bf16* do
   if (N <= 0) return;
   layernorm_dinp_kernel<<<grid_for_rows(N), kBlock, 0, s>>>(dinp, dout, inp, weight, mean, rstd, N, C);
   PX_CUDA_LAUNCH_CHECK();
-  layernorm_dweight_kernel<<<columns_grid(C), kBlock, 0, s>>>(dweight, dbias, dout, inp, mean, rstd, N, C);
-  PX_CUDA_LAUNCH_CHECK();
+  column_sums<2>(dweight, dbias, N, C, s, [=] __device__(int64_t i, int64_t c, float* acc) {
+    const float dy = to_float(dout[i * C + c]);
+    acc[0] += (to_float(inp[i * C + c]) - mean[i]) * rstd[i] * dy;
+    acc[1] += dy;
+  });
 }
 
 void rmsnorm_forward(bf16* out, float* rstd, const bf16* inp, const bf16* weight, int64_t N,
@@ -156,14 +187,16 @@ void rmsnorm_backward(bf16* dinp, float* dweight, const bf16* dout, const bf16* 
   if (N <= 0) return;
   rmsnorm_dinp_kernel<<<grid_for_rows(N), kBlock, 0, s>>>(dinp, dout, inp, weight, rstd, N, C);
   PX_CUDA_LAUNCH_CHECK();
-  rmsnorm_dweight_kernel<<<columns_grid(C), kBlock, 0, s>>>(dweight, dout, inp, rstd, N, C);
-  PX_CUDA_LAUNCH_CHECK();
+  column_sums<1>(dweight, nullptr, N, C, s, [=] __device__(int64_t i, int64_t c, float* acc) {
+    acc[0] += to_float(inp[i * C + c]) * rstd[i] * to_float(dout[i * C + c]);
+  });
 }
 
 void bias_backward(float* dbias, const bf16* dout, int64_t N, int64_t C, cudaStream_t s) {
   if (N <= 0 || C <= 0) return;
-  bias_backward_kernel<<<columns_grid(C), kBlock, 0, s>>>(dbias, dout, N, C);
-  PX_CUDA_LAUNCH_CHECK();
+  column_sums<1>(dbias, nullptr, N, C, s, [=] __device__(int64_t i, int64_t c, float* acc) {
+    acc[0] += to_float(dout[i * C + c]);
+  });
 }
 
 }  // namespace parallax::kernels::cuda

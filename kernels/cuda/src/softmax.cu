@@ -1,11 +1,12 @@
 // Softmax-shaped reductions: attention's causal softmax and its backward (one warp per query
 // row), vocab-parallel cross-entropy (one block per token), and the double-precision sums of
-// the optimizer step (squared gradients, losses). Formulas as kernels/src/attention.cpp and
-// cross_entropy.cpp; per-element gradients from kernels/math.hpp.
+// the optimizer step (squared gradients, losses), all without atomics. Formulas as
+// kernels/src/attention.cpp and cross_entropy.cpp; per-element gradients from kernels/math.hpp.
 #include <cmath>
 
 #include "launch.cuh"
 #include "parallax/kernels/cuda/ops.hpp"
+#include "parallax/kernels/cuda/reduction_geometry.hpp"
 
 namespace parallax::kernels::cuda {
 
@@ -79,11 +80,20 @@ __global__ void ce_finish_kernel(float* losses, bf16* logits, const float* maxes
   }
 }
 
-__global__ void sum_squares_kernel(double* acc, const float* x, int64_t n) {
+// The gradient norm's sum of squares in two passes (reduction_geometry.hpp): one double per
+// block, then one block adding them in order; no atomics, so the same bits on every run.
+__global__ void sum_squares_partials_kernel(double* partial, const float* x, int64_t n) {
   double s = 0.0;
   for (int64_t i = global_index(); i < n; i += grid_stride()) s += static_cast<double>(x[i]) * x[i];
-  s = warp_sum(s);
-  if ((threadIdx.x & 31) == 0) atomicAdd(acc, s);
+  s = block_reduce(s, Sum{}, 0.0);
+  if (threadIdx.x == 0) partial[blockIdx.x] = s;
+}
+
+__global__ void sum_partials_kernel(double* acc, const double* partial, int64_t blocks) {
+  double s = 0.0;
+  for (int64_t j = threadIdx.x; j < blocks; j += blockDim.x) s += partial[j];
+  s = block_reduce(s, Sum{}, 0.0);
+  if (threadIdx.x == 0) *acc += s;
 }
 
 __global__ void loss_add_kernel(double* acc, const float* losses, int64_t N, float dloss) {
@@ -139,7 +149,12 @@ void crossentropy_finish(float* losses, bf16* logits, const float* maxes, const 
 
 void sum_squares_add(double* acc, const float* x, int64_t n, cudaStream_t s) {
   if (n <= 0) return;
-  sum_squares_kernel<<<grid_for(n), kBlock, 0, s>>>(acc, x, n);
+  static_assert(kSumBlockThreads == kBlock, "block_reduce reduces kBlock threads");
+  const int64_t blocks = sum_squares_blocks(n);
+  StreamScratch partial(static_cast<size_t>(blocks) * sizeof(double), s);
+  sum_squares_partials_kernel<<<static_cast<unsigned>(blocks), kBlock, 0, s>>>(partial.as<double>(), x, n);
+  PX_CUDA_LAUNCH_CHECK();
+  sum_partials_kernel<<<1, kBlock, 0, s>>>(acc, partial.as<double>(), blocks);
   PX_CUDA_LAUNCH_CHECK();
 }
 

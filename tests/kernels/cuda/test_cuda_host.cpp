@@ -15,12 +15,15 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <iterator>
+#include <utility>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -31,6 +34,7 @@
 #include "parallax/kernels/cuda/device.hpp"
 #include "parallax/kernels/cuda/gemm_args.hpp"
 #include "parallax/kernels/cuda/linear_plan.hpp"
+#include "parallax/kernels/cuda/reduction_geometry.hpp"
 #include "random_data.hpp"
 
 namespace k = parallax::kernels;
@@ -338,4 +342,47 @@ TEST_CASE("parallax calibrate --backend cuda without a device: one line, exit co
   require_no_device_error(dir, "calibrate --backend cuda --out " + out);
   CHECK(!std::filesystem::exists(out));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("column reductions launch enough blocks to fill an H100 and cover every element once",
+          "[cuda][host]") {
+  // The old kernels launched one thread per column: ceil(C / 256) blocks, 16 at C = 4096 for
+  // the 132 SMs of an H100 (a handful doing all the work).
+  const auto big = cu::column_reduction_geometry(8192, 4096);
+  CHECK(big.column_tiles == 4096 / 32);
+  CHECK(big.row_chunks == 8192 / 256);
+  CHECK(big.blocks() >= 8 * 132);
+  CHECK(big.partial_floats(4096, 2) == 32 * 4096 * 2);
+  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
+           {1, 1}, {37, 200}, {256, 32}, {257, 33}, {1000, 70}, {8192, 4096}, {65536, 12288}}) {
+    INFO(rows << " x " << cols);
+    const auto geo = cu::column_reduction_geometry(rows, cols);
+    // Tiles and chunks cover the matrix with no tile or chunk left empty.
+    CHECK(geo.column_tiles * cu::kColumnsPerTile >= cols);
+    CHECK((geo.column_tiles - 1) * cu::kColumnsPerTile < cols);
+    CHECK(geo.row_chunks * cu::kRowsPerChunk >= rows);
+    CHECK((geo.row_chunks - 1) * cu::kRowsPerChunk < rows);
+    CHECK(geo.row_chunks <= 65535);  // CUDA's grid y
+  }
+  // The sum of squares: a fixed number of blocks for a given n (so a fixed order), at most 1024.
+  CHECK(cu::sum_squares_blocks(1) == 1);
+  CHECK(cu::sum_squares_blocks(5000) == 3);  // ceil(5000 / (256 * 8))
+  CHECK(cu::sum_squares_blocks(int64_t{1} << 30) == 1024);
+}
+
+TEST_CASE("no CUDA kernel uses atomics: the same bits on every run and every TP rank", "[cuda][host]") {
+  // TP replicas stay replicas only if every kernel writing their gradients is deterministic
+  // (executor/include/parallax/executor/replica_check.hpp); float atomics add in arrival order.
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(PARALLAX_CUDA_SRC)) {
+    const auto ext = entry.path().extension();
+    if (ext != ".cu" && ext != ".cuh") continue;
+    ++files;
+    std::ifstream in(entry.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    INFO(entry.path().string());
+    // atomicAdd, atomicCAS, ..., cuda::atomic_ref, std::atomic (comments may say "atomics").
+    CHECK_FALSE(std::regex_search(text, std::regex("atomic[A-Z_]|atomic_ref|std::atomic|cuda::atomic")));
+  }
+  CHECK(files >= 5);
 }

@@ -229,14 +229,88 @@ TEST_CASE("cuda: vocab-parallel embedding and positions", "[gpu]") {
   cu::position_forward_rows(d_out.p, d_wpe.p, 3, N - 3, T, C, g.s);
   k::position_forward_rows(out.data(), wpe.data(), 3, N - 3, T, C);
   CHECK_NERR(f32(d_out.get()), out, 1e-2);
-  Dev<float> d_dwte(static_cast<size_t>(V * C)), d_dwpe(static_cast<size_t>(T * C));
-  std::vector<float> dwte(V * C, 0), dwpe(T * C, 0);
+  // The backward passes add in token (row) order onto the existing gradient, as the CPU
+  // kernels do: the same fp32 additions in the same order, so the same bits.
+  Dev<float> d_dwte(randn(V * C, 4)), d_dwpe(static_cast<size_t>(T * C));
+  std::vector<float> dwte = randn(V * C, 4), dwpe(T * C, 0);
   cu::embedding_backward(d_dwte.p, d_dy.p, d_tok.p, 0, V, N, C, g.s);
   k::embedding_backward(dwte.data(), dy.data(), tok.data(), 0, V, N, C);
-  CHECK_NERR(d_dwte.get(), dwte, 1e-6);
+  CHECK(d_dwte.get() == dwte);
+  cu::embedding_backward(d_dwte.p + 10 * C, d_dy.p, d_tok.p, 10, 10, N, C, g.s);  // rows 10..19
+  k::embedding_backward(dwte.data() + 10 * C, dy.data(), tok.data(), 10, 10, N, C);
+  CHECK(d_dwte.get() == dwte);
   cu::position_backward_rows(d_dwpe.p, d_dy.p, 3, N - 3, T, C, g.s);
   k::position_backward_rows(dwpe.data(), dy.data(), 3, N - 3, T, C);
-  CHECK_NERR(d_dwpe.get(), dwpe, 1e-6);
+  CHECK(d_dwpe.get() == dwpe);
+}
+
+TEST_CASE("cuda: embedding backward with many repeated tokens equals the CPU bit for bit", "[gpu]") {
+  Gpu g;
+  const int64_t V = 300, C = 96, N = 4096;
+  std::mt19937 gen(7);
+  std::vector<int32_t> tok(static_cast<size_t>(N));
+  for (auto& t : tok) t = static_cast<int32_t>(gen() % 2 == 0 ? gen() % 5 : gen() % V);  // runs of up to ~800
+  const auto dy = randn(N * C, 8);
+  Dev<bf16> d_dy(b16(dy));
+  Dev<int32_t> d_tok(tok);
+  Dev<float> d_dwte(static_cast<size_t>(V * C));
+  std::vector<float> dwte(V * C, 0);
+  cu::embedding_backward(d_dwte.p, d_dy.p, d_tok.p, 0, V, N, C, g.s);
+  k::embedding_backward(dwte.data(), dy.data(), tok.data(), 0, V, N, C);
+  CHECK(d_dwte.get() == dwte);
+}
+
+TEST_CASE("cuda: column reductions over several row chunks and column tiles, the same bits twice",
+          "[gpu]") {
+  // 1000 rows = 3 full chunks of 256 and a ragged one; 70 columns = 2 full tiles of 32 and a
+  // ragged one (reduction_geometry.hpp). Against the CPU at fp32 summation-order tolerance, and
+  // run twice from the same start: the same bits (no atomics).
+  Gpu g;
+  const int64_t N = 1000, C = 70;
+  const auto x = randn(N * C, 1), w = randn(C, 2), dy = randn(N * C, 4);
+  Dev<bf16> d_x(b16(x)), d_w(b16(w)), d_b(b16(randn(C, 3))), d_dy(b16(dy)), d_y(static_cast<size_t>(N * C));
+  Dev<float> d_mean(static_cast<size_t>(N)), d_rstd(static_cast<size_t>(N));
+  cu::layernorm_forward(d_y.p, d_mean.p, d_rstd.p, d_x.p, d_w.p, d_b.p, N, C, g.s);
+  const auto mean = d_mean.get(), rstd = d_rstd.get();
+  auto twice = [&](auto&& run) {
+    Dev<float> a(static_cast<size_t>(2 * C)), b(static_cast<size_t>(2 * C));
+    run(a.p);
+    run(b.p);
+    const auto first = a.get();
+    CHECK(first == b.get());
+    return first;
+  };
+  Dev<bf16> d_dx(static_cast<size_t>(N * C));
+  const auto ln = twice([&](float* out) {
+    cu::layernorm_backward(d_dx.p, out, out + C, d_dy.p, d_x.p, d_w.p, d_mean.p, d_rstd.p, N, C, g.s);
+  });
+  std::vector<float> dx(N * C, 0), dw(C, 0), db(C, 0);
+  k::layernorm_backward(dx.data(), dw.data(), db.data(), dy.data(), x.data(), w.data(), mean.data(), rstd.data(), N, C);
+  CHECK_NERR(std::vector<float>(ln.begin(), ln.begin() + C), dw, 1e-5);
+  CHECK_NERR(std::vector<float>(ln.begin() + C, ln.end()), db, 1e-5);
+  const auto rms = twice([&](float* out) {
+    cu::rmsnorm_backward(d_dx.p, out, d_dy.p, d_x.p, d_w.p, d_rstd.p, N, C, g.s);
+  });
+  std::vector<float> rdw(C, 0);
+  k::rmsnorm_backward(dx.data(), rdw.data(), dy.data(), x.data(), w.data(), rstd.data(), N, C);
+  CHECK_NERR(std::vector<float>(rms.begin(), rms.begin() + C), rdw, 1e-5);
+  const auto bias = twice([&](float* out) { cu::bias_backward(out, d_dy.p, N, C, g.s); });
+  std::vector<float> bdb(C, 0);
+  k::bias_backward(bdb.data(), dy.data(), N, C);
+  CHECK_NERR(std::vector<float>(bias.begin(), bias.begin() + C), bdb, 1e-5);
+}
+
+TEST_CASE("cuda: the gradient norm's sum of squares over many blocks, the same bits twice", "[gpu]") {
+  Gpu g;
+  const int64_t n = 3'000'001;  // 1024 blocks of pass 1, a ragged end
+  const auto x = randn(n, 9);
+  Dev<float> d_x(x);
+  Dev<double> acc(static_cast<size_t>(2));
+  cu::sum_squares_add(acc.p, d_x.p, n, g.s);
+  cu::sum_squares_add(acc.p + 1, d_x.p, n, g.s);
+  const auto sums = acc.get();
+  CHECK(sums[0] == sums[1]);
+  CHECK(sums[0] == Approx(k::sum_squares(x.data(), n)).epsilon(1e-12));
 }
 
 TEST_CASE("cuda: vocab-parallel cross-entropy", "[gpu]") {

@@ -17,6 +17,11 @@ int device_count(std::string* why = nullptr);
 // before the process's first CUDA call. Returns the value in force ("EAGER" unless the user
 // chose otherwise).
 std::string request_eager_module_loading();
+// The reductions' scratch comes from the device's stream-ordered pool (cudaMallocAsync, freed
+// with cudaFreeAsync after its kernels). This keeps what the pool holds across
+// synchronisations (release threshold: unlimited), so after the first step the scratch is
+// reused from the pool and no step asks the driver for memory.
+void keep_stream_ordered_pool(int device);
 // "NVIDIA A100-SXM4-80GB (sm_80, 79.2 GiB)".
 std::string device_description(int device);
 // The runtime version as "13.0".

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "parallax/core/plan_file.hpp"
 #include "parallax/executor/checkpoint.hpp"
 #include "parallax/executor/checkpoint_identity.hpp"
+#include "parallax/executor/replica_check.hpp"
 #include "parallax/executor/stop_signal.hpp"
 #include "parallax/executor/trainer.hpp"
 #include "parallax/kernels/gemm_path.hpp"
@@ -207,6 +209,19 @@ void add_sgemm_peak(const RunOptions& o, int world_rank, Throughput* t) {
                 100.0 * t->achieved_flop_per_s_rank0 / peak, peak / 1e9, kernels::openblas_core_name().c_str());
 }
 
+// A TP group whose replicated tensors no longer hold the same bits (replica_check.hpp).
+void warn_diverged(const std::vector<std::string>& names, const ProcessGroups& groups) {
+  std::string list;
+  for (const auto& n : names) {
+    if (!list.empty()) list.append(", ");
+    list.append(n);
+  }
+  std::fprintf(stderr,
+               "parallax: warning: the TP replicas of world rank %d's group diverged: %s hold "
+               "different bits on different TP ranks (a non-deterministic kernel?)\n",
+               groups.world.rank, list.c_str());
+}
+
 }  // namespace
 
 void run_plan(const RunOptions& o) {
@@ -225,9 +240,11 @@ void run_plan(const RunOptions& o) {
   const std::string last_checkpoint = resume(o, *trainer, groups);
   const std::vector<StepRecord> steps = train(o, lp, *trainer, groups, last_checkpoint);
 
+  const std::vector<std::string> diverged = diverged_tp_replicas(*trainer, groups);
+  if (!diverged.empty() && groups.tp.rank == 0) warn_diverged(diverged, groups);
   Throughput throughput = measure_throughput(rec, steps, static_cast<int64_t>(steps.size()));
   if (o.gemm_peak && o.backend != "cuda") add_sgemm_peak(o, groups.world.rank, &throughput);
-  write_run_outputs(o, lp.text, threads, backend, steps, throughput, *trainer, rec, groups);
+  write_run_outputs(o, lp.text, threads, backend, steps, throughput, *trainer, rec, groups, diverged);
 }
 
 }  // namespace parallax::exec

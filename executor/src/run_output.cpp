@@ -45,8 +45,9 @@ json to_json(const Throughput& t) {
 // (from the size table the memory model is tested against) and its flat allocations as they are
 // (Adam m, v on the own shard with ZeRO-1).
 json rank_json(const Trainer& trainer, const Recorder& rec, const ProcessGroups& groups,
-               const BackendInfo& backend) {
+               const BackendInfo& backend, const std::vector<std::string>& tp_replicas_diverged) {
   json mine = rank_measurements(rec, groups);
+  if (groups.tp.size > 1) mine["tp_replicas_diverged"] = tp_replicas_diverged;
   const double bytes_per_param = backend.executed_dtype == "bf16" ? 2.0 : 4.0;
   json families = json::object();
   for (const auto& t : trainer.tensors())
@@ -87,8 +88,10 @@ Throughput measure_throughput(const Recorder& rec, const std::vector<StepRecord>
 void write_run_outputs(const RunOptions& o, const json& plan_json, int threads,
                        const BackendInfo& backend, const std::vector<StepRecord>& steps,
                        const Throughput& throughput, const Trainer& trainer, const Recorder& rec,
-                       const ProcessGroups& groups) {
-  const std::vector<json> ranks = gather_json(rank_json(trainer, rec, groups, backend), groups.world);
+                       const ProcessGroups& groups,
+                       const std::vector<std::string>& tp_replicas_diverged) {
+  const std::vector<json> ranks =
+      gather_json(rank_json(trainer, rec, groups, backend, tp_replicas_diverged), groups.world);
   std::vector<json> traces;
   if (!o.trace_path.empty()) traces = gather_json(rank_trace_events(rec, groups), groups.world);
   if (groups.world.rank != 0) return;
@@ -98,7 +101,7 @@ void write_run_outputs(const RunOptions& o, const json& plan_json, int threads,
     json iterations = json::array();
     for (const StepRecord& s : steps)
       iterations.push_back({{"step", s.step}, {"loss", s.loss}, {"grad_norm", s.grad_norm}, {"time_s", s.time_s}});
-    const json m = {{"parallax_measurements_version", 1},
+    json m = {{"parallax_measurements_version", 1},
                     {"date", utc_now()},
                     {"plan", plan_json},
                     {"executed_dtype", backend.executed_dtype},
@@ -113,6 +116,11 @@ void write_run_outputs(const RunOptions& o, const json& plan_json, int threads,
                     {"iterations", iterations},
                     {"throughput", to_json(throughput)},
                     {"ranks", ranks}};
+    if (groups.tp.size > 1) {
+      bool diverged = false;
+      for (const auto& r : ranks) diverged = diverged || !r.at("tp_replicas_diverged").empty();
+      m["tp_replicas"] = diverged ? "diverged" : "identical";
+    }
     write_file_atomic(o.out_path, m.dump(1) + "\n");
   }
   if (!o.trace_path.empty()) {

@@ -36,10 +36,13 @@ Throughput measure_throughput(const Recorder& rec, const std::vector<StepRecord>
                               int64_t steps_run);
 
 // Gathers every rank's figures (and trace events with --trace) to rank 0, which writes
-// measurements.json (--out) and the trace (--trace). Collective over the world.
+// measurements.json (--out) and the trace (--trace). Collective over the world. With tp > 1,
+// each rank's entry lists the replicated tensors its TP group disagreed on
+// (replica_check.hpp), and "tp_replicas" says "identical" or "diverged".
 void write_run_outputs(const RunOptions& o, const nlohmann::json& plan_json, int threads,
                        const BackendInfo& backend, const std::vector<StepRecord>& steps,
                        const Throughput& throughput, const Trainer& trainer, const Recorder& rec,
-                       const ProcessGroups& groups);
+                       const ProcessGroups& groups,
+                       const std::vector<std::string>& tp_replicas_diverged);
 
 }  // namespace parallax::exec

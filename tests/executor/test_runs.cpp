@@ -300,3 +300,23 @@ TEST_CASE("launch builds and prints the mpirun command of a plan", "[executor]")
   CHECK(out.rfind("mpirun -np 4 --hostfile hosts", 0) == 0);
   CHECK(out.find(" run --plan " + plan + " --steps 3\n") != std::string::npos);
 }
+
+// Nothing all-reduces the replicated tensors' gradients over TP without sequence parallelism
+// (replica_check.hpp): they stay replicas only because every kernel writing them is
+// deterministic. Ten steps, then every replicated tensor's bits are compared across TP ranks.
+TEST_CASE("TP replicas hold the same bits after 10 steps, with and without sequence parallelism",
+          "[executor][mpi]") {
+  const std::string dir = scratch_dir("replicas");
+  for (const std::string flags : {"", "--sp"}) {
+    INFO("flags: " << flags);
+    const std::string name = flags.empty() ? "tp" : "sp";
+    const std::string plan = make_plan(dir, name, 2, 1, 1, flags);
+    const std::string out = dir + "/" + name + ".json";
+    REQUIRE(mpirun(2, "--plan " + plan + " --steps 10 --out " + out, dir + "/" + name + ".log") == 0);
+    std::ifstream in(out);
+    const auto m = nlohmann::json::parse(in);
+    CHECK(m.at("tp_replicas") == "identical");
+    REQUIRE(m.at("ranks").size() == 2);
+    for (const auto& r : m.at("ranks")) CHECK(r.at("tp_replicas_diverged").empty());
+  }
+}

@@ -26,6 +26,9 @@ constexpr double kMaxPricePerGpuHour = 1e6;
 constexpr int64_t kMaxSmCount = 1024;  // B200: 148 SMs
 constexpr int64_t kMinGemmTile = 8;     // a tensor core MMA's smallest side
 constexpr int64_t kMaxGemmTile = 1024;  // the largest CTA tiles are 256 a side
+// RoPE bases run from 10^4 (Llama 2) and 5*10^5 (Llama 3) to ~4*10^9 (million-token fine-tunes).
+constexpr double kMaxRopeBase = 1e12;
+constexpr double kMaxRopeFactor = 1e6;  // Llama 3.1 scales by 8, Llama 3.2 by 32
 
 // Marks the keys an object may hold and rejects any other before a field is read.
 void expect_keys(JsonObjectReader& r, std::initializer_list<const char*> keys) {
@@ -80,14 +83,39 @@ constexpr std::array kExporters{Exporter::none, Exporter::megatron, Exporter::de
 constexpr std::array kParamBytes{ParamBytesConvention::b16, ParamBytesConvention::b18,
                                  ParamBytesConvention::b20};
 
+// "rope_base" and "rope_scaling" describe rotary embeddings: with learned or ALiBi positions they
+// would be silently ignored, so they are refused there.
+void read_rope(JsonObjectReader& r, ModelSpec& m) {
+  for (const char* key : {"rope_base", "rope_scaling"})
+    if (r.has(key) && m.position != Position::rope)
+      r.fail(key, std::string("needs position \"rope\" (position is \"") + to_string(m.position) +
+                      "\")");
+  if (r.has("rope_base")) m.rope_base = positive(r, "rope_base", kMaxRopeBase);
+  if (!r.has("rope_scaling")) return;
+  JsonObjectReader s = r.object("rope_scaling");
+  // Hugging Face's spelling, as in a config.json pasted in; too far from ours for a typo.
+  if (s.has("original_max_position_embeddings"))
+    s.fail("original_max_position_embeddings", "is spelled \"original_max_position\" here");
+  expect_keys(s, {"factor", "low_freq_factor", "high_freq_factor", "original_max_position"});
+  RopeScaling& x = m.rope_scaling;
+  x.factor = s.get_number("factor", 1, kMaxRopeFactor);
+  x.low_freq_factor = positive(s, "low_freq_factor", kMaxRopeFactor);
+  x.high_freq_factor = positive(s, "high_freq_factor", kMaxRopeFactor);
+  // Wavelengths between the two bounds are blended by (old_len / wavelength - low) / (high - low).
+  if (x.high_freq_factor <= x.low_freq_factor)
+    s.fail("high_freq_factor", "must be > low_freq_factor (" + format_number(x.low_freq_factor) +
+                                   ") (got " + format_number(x.high_freq_factor) + ")");
+  x.original_max_position = s.get_int("original_max_position", 1, Limits::max_seq_len);
+}
+
 }  // namespace
 
 // ---- readers -----------------------------------------------------------------------------------
 
 ModelSpec read_model(JsonObjectReader& r) {
   expect_keys(r, {"name", "source", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
-                  "seq_len", "vocab", "activation", "position", "tied_embeddings", "norm",
-                  "dropout", "linear_bias"});
+                  "seq_len", "vocab", "activation", "position", "rope_base", "rope_scaling",
+                  "tied_embeddings", "norm", "dropout", "linear_bias"});
   ModelSpec m;
   m.name = r.get_string_or("name", "custom");
   m.source = r.get_string_or("source", "");
@@ -101,6 +129,7 @@ ModelSpec read_model(JsonObjectReader& r) {
   m.activation = enum_from(r.get_enum_or("activation", {"gelu", "swiglu"}, "gelu"), kActivations);
   m.position =
       enum_from(r.get_enum_or("position", {"learned", "rope", "alibi"}, "learned"), kPositions);
+  read_rope(r, m);
   m.tied_embeddings = r.get_bool_or("tied_embeddings", true);
   m.norm = enum_from(r.get_enum_or("norm", {"layernorm", "rmsnorm"}, "layernorm"), kNorms);
   m.dropout = r.get_number_or("dropout", 0, Limits::max_dropout, 0.1);
@@ -428,6 +457,15 @@ json to_json(const ModelSpec& m) {
           {"dropout", m.dropout}};
   // Written only when off, so the files of models with biases stay as they were.
   if (!m.linear_bias) j["linear_bias"] = false;
+  // Only rotary models have them (the reader refuses them elsewhere).
+  if (m.position == Position::rope) {
+    j["rope_base"] = m.rope_base;
+    if (m.has_rope_scaling())
+      j["rope_scaling"] = {{"factor", m.rope_scaling.factor},
+                           {"low_freq_factor", m.rope_scaling.low_freq_factor},
+                           {"high_freq_factor", m.rope_scaling.high_freq_factor},
+                           {"original_max_position", m.rope_scaling.original_max_position}};
+  }
   return j;
 }
 

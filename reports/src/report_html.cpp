@@ -39,6 +39,26 @@ std::string header(const std::vector<report_notes::Column>& cols) {
   return s + "</tr>";
 }
 
+// "learned positions", or with RoPE its base and Llama 3.1 scaling: "rope positions (base 500000,
+// Llama 3.1 scaling: factor 8, low/high frequency factors 1/4, original context 8192)".
+std::string positions(const ModelSpec& m) {
+  std::string s = std::string(to_string(m.position)) + " positions";
+  if (m.position != Position::rope) return s;
+  char buf[192];
+  std::snprintf(buf, sizeof buf, " (base %g", m.rope_base);
+  s += buf;
+  if (m.has_rope_scaling()) {
+    const RopeScaling& x = m.rope_scaling;
+    std::snprintf(
+        buf, sizeof buf,
+        ", Llama 3.1 scaling: factor %g, low/high frequency factors %g/%g, original context %lld",
+        x.factor, x.low_freq_factor, x.high_freq_factor,
+        static_cast<long long>(x.original_max_position));
+    s += buf;
+  }
+  return s + ")";
+}
+
 std::string question(const ReportData& d) {
   const PlannerInputs& in = d.in.planner;
   const ModelSpec& m = in.model;
@@ -46,8 +66,8 @@ std::string question(const ReportData& d) {
          "</b>: " + std::to_string(m.layers) + " layers, hidden " + std::to_string(m.hidden) + ", " +
          std::to_string(m.heads) + " heads (" + std::to_string(m.kv_heads) + " KV), FFN " +
          std::to_string(m.ffn_hidden) + ", sequence " + std::to_string(m.seq_len) + ", vocabulary " +
-         std::to_string(m.vocab) + ", " + to_string(m.activation) + ", " + to_string(m.position) +
-         " positions. Cluster <b>" + escape(in.cluster.name) + "</b>: " +
+         std::to_string(m.vocab) + ", " + to_string(m.activation) + ", " + positions(m) +
+         ". Cluster <b>" + escape(in.cluster.name) + "</b>: " +
          std::to_string(in.cluster.nodes) + " nodes × " + std::to_string(in.cluster.gpus_per_node) +
          " " + escape(in.cluster.gpu.name) + ", " + std::to_string(in.gpus) +
          " GPUs used. Job: global batch " + std::to_string(in.job.global_batch) + " sequences, " +

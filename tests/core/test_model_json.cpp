@@ -15,6 +15,8 @@ TEST_CASE("model: defaults of the optional fields", "[core][model]") {
   CHECK(m.tied_embeddings);
   CHECK(m.norm == Norm::layernorm);
   CHECK(m.head_dim() == 128);
+  CHECK(m.rope_base == 10000);
+  CHECK_FALSE(m.has_rope_scaling());
 }
 
 TEST_CASE("model: all fields given", "[core][model]") {
@@ -30,6 +32,92 @@ TEST_CASE("model: all fields given", "[core][model]") {
   CHECK(m.position == Position::rope);
   CHECK_FALSE(m.tied_embeddings);
   CHECK(m.norm == Norm::rmsnorm);
+}
+
+// Llama 3.1 405B's as its Hugging Face config.json gives them (rope_theta, rope_scaling).
+json llama31_rope() {
+  json j = base_model();
+  j["position"] = "rope";
+  j["rope_base"] = 500000;
+  j["rope_scaling"] = {{"factor", 8},
+                       {"low_freq_factor", 1},
+                       {"high_freq_factor", 4},
+                       {"original_max_position", 8192}};
+  return j;
+}
+
+TEST_CASE("model: rope_base and rope_scaling", "[core][model]") {
+  json j = base_model();
+  j["position"] = "rope";
+  ModelSpec m = read_as(j, read_model);
+  CHECK(m.rope_base == 10000);  // RoFormer's and Llama 2's when the file does not say
+  CHECK_FALSE(m.has_rope_scaling());
+  m = read_as(llama31_rope(), read_model);
+  CHECK(m.rope_base == 500000);
+  REQUIRE(m.has_rope_scaling());
+  CHECK(m.rope_scaling.factor == 8);
+  CHECK(m.rope_scaling.low_freq_factor == 1);
+  CHECK(m.rope_scaling.high_freq_factor == 4);
+  CHECK(m.rope_scaling.original_max_position == 8192);
+}
+
+TEST_CASE("model: RoPE fields only with rotary positions", "[core][model]") {
+  json j = base_model();  // learned positions
+  j["rope_base"] = 500000;
+  require_input_error([&] { read_as(j, read_model); }, "$.rope_base",
+                      {"needs position \"rope\" (position is \"learned\")"});
+  j = llama31_rope();
+  j["position"] = "alibi";
+  j.erase("rope_base");
+  require_input_error([&] { read_as(j, read_model); }, "$.rope_scaling",
+                      {"needs position \"rope\" (position is \"alibi\")"});
+}
+
+TEST_CASE("model: bad RoPE values name the field and the rule", "[core][model]") {
+  json j = llama31_rope();
+  j["rope_base"] = 0;
+  require_input_error([&] { read_as(j, read_model); }, "$.rope_base", {"must be > 0 (got 0)"});
+  j["rope_base"] = -1;
+  require_input_error([&] { read_as(j, read_model); }, "$.rope_base", {"must be >= 0 (got -1)"});
+  j["rope_base"] = 1e13;
+  require_input_error([&] { read_as(j, read_model); }, "$.rope_base",
+                      {"must be <= 1000000000000 (got 10000000000000)"});
+  j["rope_base"] = "500000";
+  require_input_error([&] { read_as(j, read_model); }, "$.rope_base",
+                      {"must be a number (got string)"});
+
+  j = llama31_rope();
+  j["rope_scaling"]["factor"] = 0.5;  // a factor below 1 would shrink the context
+  require_input_error([&] { read_as(j, read_model); }, "$.rope_scaling.factor",
+                      {"must be >= 1 (got 0.5)"});
+  j = llama31_rope();
+  j["rope_scaling"]["low_freq_factor"] = 0;
+  require_input_error([&] { read_as(j, read_model); }, "$.rope_scaling.low_freq_factor",
+                      {"must be > 0 (got 0)"});
+  j = llama31_rope();
+  j["rope_scaling"]["high_freq_factor"] = 1;
+  require_input_error([&] { read_as(j, read_model); }, "$.rope_scaling.high_freq_factor",
+                      {"must be > low_freq_factor (1) (got 1)"});
+  j = llama31_rope();
+  j["rope_scaling"]["original_max_position"] = 8192.5;
+  require_input_error([&] { read_as(j, read_model); }, "$.rope_scaling.original_max_position",
+                      {"must be an integer"});
+  j = llama31_rope();
+  j["rope_scaling"].erase("original_max_position");
+  require_input_error([&] { read_as(j, read_model); }, "$.rope_scaling.original_max_position",
+                      {"is required"});
+  // Hugging Face's key for it is original_max_position_embeddings: the error says ours.
+  j["rope_scaling"]["original_max_position_embeddings"] = 8192;
+  require_input_error([&] { read_as(j, read_model); },
+                      "$.rope_scaling.original_max_position_embeddings",
+                      {"is spelled \"original_max_position\" here"});
+  j["rope_scaling"].erase("original_max_position_embeddings");
+  j["rope_scaling"]["rope_type"] = "llama3";
+  require_input_error([&] { read_as(j, read_model); }, "$.rope_scaling.rope_type",
+                      {"unknown key \"rope_type\""});
+  j = llama31_rope();
+  j["rope_scaling"] = 8;
+  require_input_error([&] { read_as(j, read_model); }, "$.rope_scaling", {"must be an object"});
 }
 
 TEST_CASE("model: kv_heads must divide heads", "[core][model]") {
@@ -91,6 +179,27 @@ TEST_CASE("model: write then read round trips", "[core][model][roundtrip]") {
   // Through text too, as a file would go.
   const json reparsed = parse_json_text(j.dump(2), "m.json");
   CHECK(to_json(read_as(reparsed, read_model)) == j);
+  // Only a rotary model writes RoPE fields, which the reader would refuse on any other.
+  CHECK_FALSE(j.contains("rope_base"));
+  CHECK_FALSE(j.contains("rope_scaling"));
+}
+
+TEST_CASE("model: RoPE fields round trip", "[core][model][roundtrip]") {
+  ModelSpec m = read_as(llama31_rope(), read_model);
+  m.rope_base = 123456.5;
+  m.rope_scaling = {32, 1.5, 4.25, 4096};
+  const json j = to_json(m);
+  const ModelSpec back = read_as(parse_json_text(j.dump(2), "m.json"), read_model);
+  CHECK(to_json(back) == j);
+  CHECK(back.rope_base == m.rope_base);
+  CHECK(back.rope_scaling == m.rope_scaling);
+  // Without scaling the object is left out, and the base is written even at its default.
+  m.rope_scaling = RopeScaling{};
+  m.rope_base = 10000;
+  const json plain = to_json(m);
+  CHECK_FALSE(plain.contains("rope_scaling"));
+  CHECK(plain.at("rope_base") == 10000);
+  CHECK_FALSE(read_as(plain, read_model).has_rope_scaling());
 }
 
 }  // namespace parallax::test

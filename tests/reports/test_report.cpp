@@ -318,3 +318,20 @@ TEST_CASE("an idle compute stream with a transfer in flight counts as communicat
   CHECK(ph.back().comm_s == 3);
   CHECK(ph.back().bubble_s == 3);
 }
+
+TEST_CASE("the question names a rotary model's RoPE base and Llama 3.1 scaling") {
+  ReportInputs in = small_inputs();
+  in.gpu_counts = {512};
+  ReportData d = build_report(in);
+  CHECK(section_of(render_html(d), "question").find(", learned positions. Cluster") !=
+        std::string::npos);
+  ModelSpec& m = d.in.planner.model;  // only the inputs paragraph reads it here
+  m = load_model("llama2-70b");
+  CHECK(section_of(render_html(d), "question").find(", rope positions (base 10000). Cluster") !=
+        std::string::npos);
+  m.rope_base = 500000;  // Llama 3.1's
+  m.rope_scaling = {8, 1, 4, 8192};
+  CHECK(section_of(render_html(d), "question")
+            .find(", rope positions (base 500000, Llama 3.1 scaling: factor 8, low/high frequency "
+                  "factors 1/4, original context 8192). Cluster") != std::string::npos);
+}

@@ -23,9 +23,11 @@ double layer_params_per_rank(const ModelSpec& m, int64_t tp) {
   const double f = static_cast<double>(m.ffn_hidden);
   const double fc1_out = m.activation == Activation::swiglu ? 2 * f : f;
   const double norm = m.norm == Norm::layernorm ? 2 * h : h;
+  const double bias = m.linear_bias ? 1 : 0;  // Llama-family models have none
   // Column-parallel QKV and FC1 shard weights and biases; row-parallel projection and FC2 shard
   // weights, replicate biases; norms are replicated.
-  return (h * qkv_out + qkv_out + h * h + h * fc1_out + fc1_out + f * h) / t + 2 * h + 2 * norm;
+  return (h * qkv_out + bias * qkv_out + h * h + h * fc1_out + bias * fc1_out + f * h) / t +
+         bias * 2 * h + 2 * norm;
 }
 
 double stage_params_per_rank(const ModelSpec& m, const PlanSpec& p, int64_t stage) {

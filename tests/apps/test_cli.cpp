@@ -364,6 +364,13 @@ TEST_CASE("presets list and show") {
   const Result s = run("presets show a100-80gb");
   REQUIRE(s.code == 0);
   CHECK(nlohmann::json::parse(s.out)["peak_flops_per_s"]["bf16"].get<double>() == 312e12);
+  // A Llama 3.1 model shows its RoPE base and scaling.
+  const Result m = run("presets show models/llama3.1-405b");
+  REQUIRE(m.code == 0);
+  const auto llama = nlohmann::json::parse(m.out);
+  CHECK(llama["rope_base"].get<double>() == 500000);
+  CHECK(llama["rope_scaling"]["factor"].get<double>() == 8);
+  CHECK(llama["rope_scaling"]["original_max_position"].get<int64_t>() == 8192);
 }
 
 TEST_CASE("plan --json: plans best first with predict's fields, counts and search time") {

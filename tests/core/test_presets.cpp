@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "core_test_util.hpp"
 #include "parallax/core/presets.hpp"
@@ -50,6 +51,64 @@ TEST_CASE("presets: the names of DESIGN.md section 3 exist", "[core][presets]") 
     CHECK(has_preset("gpus", name));
   for (const char* name : {"dgx-a100-superpod", "azure-ndv4", "dgx-h100-superpod", "v100-dgx2h"})
     CHECK(has_preset("clusters", name));
+}
+
+TEST_CASE("presets: the Llama-family models of issue 26 and their RoPE", "[core][presets]") {
+  for (const char* name : {"llama3-8b", "llama3-70b", "llama3-405b"}) {
+    INFO(name);
+    const ModelSpec m = load_model(name);
+    CHECK(m.seq_len == 8192);  // Llama 3's pre-training context
+    CHECK(m.rope_base == 500000);
+    CHECK_FALSE(m.has_rope_scaling());
+    CHECK(m.vocab == 128256);
+    CHECK(m.kv_heads == 8);
+  }
+  // Llama 3.1 is Llama 3's shape with the context extended to 128K and the RoPE scaled.
+  const std::pair<const char*, const char*> extended[] = {{"llama3.1-8b", "llama3-8b"},
+                                                          {"llama3.1-70b", "llama3-70b"},
+                                                          {"llama3.1-405b", "llama3-405b"}};
+  for (const auto& [name, at_8k] : extended) {
+    INFO(name);
+    const ModelSpec m = load_model(name);
+    const ModelSpec base = load_model(at_8k);
+    CHECK(m.seq_len == 131072);
+    CHECK(m.rope_base == 500000);
+    CHECK(m.rope_scaling == RopeScaling{8, 1, 4, 8192});
+    CHECK(m.layers == base.layers);
+    CHECK(m.hidden == base.hidden);
+    CHECK(m.heads == base.heads);
+    CHECK(m.kv_heads == base.kv_heads);
+    CHECK(m.ffn_hidden == base.ffn_hidden);
+    CHECK(m.vocab == base.vocab);
+  }
+  for (const char* name : {"llama2-7b", "llama2-13b", "llama2-70b", "mistral-7b", "llama-tiny"}) {
+    INFO(name);
+    const ModelSpec m = load_model(name);
+    CHECK(m.rope_base == 10000);
+    CHECK_FALSE(m.has_rope_scaling());
+  }
+  for (const char* name :
+       {"llama3-8b", "llama3.1-405b", "llama2-13b", "mistral-7b", "llama-tiny"}) {
+    INFO(name);
+    const ModelSpec m = load_model(name);
+    CHECK(m.position == Position::rope);
+    CHECK(m.activation == Activation::swiglu);
+    CHECK(m.norm == Norm::rmsnorm);
+    CHECK_FALSE(m.tied_embeddings);
+    CHECK_FALSE(m.linear_bias);
+    CHECK_FALSE(m.has_dropout());
+  }
+  // Mistral 7B's sliding window has no field: the source must say it is not modelled.
+  CHECK_THAT(load_model("mistral-7b").source,
+             Catch::Contains("Sliding-window attention is NOT modelled"));
+  const ModelSpec tiny = load_model("llama-tiny");
+  CHECK(tiny.layers == 4);
+  CHECK(tiny.hidden == 64);
+  CHECK(tiny.heads == 4);
+  CHECK(tiny.kv_heads == 2);
+  CHECK(tiny.ffn_hidden == 128);
+  CHECK(tiny.seq_len == 32);
+  CHECK(tiny.vocab == 256);
 }
 
 TEST_CASE("presets: names are sorted", "[core][presets]") {

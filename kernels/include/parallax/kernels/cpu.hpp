@@ -42,6 +42,28 @@ void attention_forward(float* out, float* att, const float* inp, int64_t B, int6
 void attention_backward(float* dinp, const float* dout, const float* inp, const float* att,
                         int64_t B, int64_t T, int64_t C, int64_t NH);
 
+// Rotary position embeddings (Su et al. 2021, RoFormer), rotate-half pairing as Hugging Face
+// Llama and Megatron-Core (not interleaved): pair i of a head is (x[i], x[i + d/2]), rotated by
+// the angle p * inv_freq[i] at sequence position p. inv_freq[i] = base^(-2i/d), optionally with
+// Llama 3.1's frequency scaling (Hugging Face's rope_type "llama3"): wavelengths 2 pi/inv_freq
+// above original_max_position / low_freq_factor are stretched by `factor`, those below
+// original_max_position / high_freq_factor kept, those between interpolated smoothly.
+struct RopeScaling {
+  double factor = 0;  // 0: no scaling
+  double low_freq_factor = 1;
+  double high_freq_factor = 4;
+  double original_max_position = 8192;
+};
+void rope_inv_freq(float* inv_freq, int64_t head_dim, double base, const RopeScaling& scaling = {});
+// x: `rows` rows `row_stride` apart, each holding `heads` heads of head_dim (q or k of a fused
+// QKV activation); row r is at sequence position (row0 + r) % T. Rotated in place.
+void rope_forward(float* x, int64_t rows, int64_t row_stride, int64_t heads, int64_t head_dim,
+                  const float* inv_freq, int64_t row0, int64_t T);
+// In place: the gradient with respect to the rotated x becomes the gradient with respect to the
+// x before rotation (the inverse rotation: the map is orthogonal).
+void rope_backward(float* dx, int64_t rows, int64_t row_stride, int64_t heads, int64_t head_dim,
+                   const float* inv_freq, int64_t row0, int64_t T);
+
 // out (n) = gelu(inp); dinp += gelu'(inp) * dout.
 void gelu_forward(float* out, const float* inp, int64_t n);
 void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t n);

@@ -41,6 +41,13 @@ void attention_forward(float* out, float* att, const float* inp, int64_t B, int6
                        int64_t NH);
 void attention_backward(float* dinp, const float* dout, const float* inp, const float* att,
                         int64_t B, int64_t T, int64_t C, int64_t NH);
+// Grouped-query attention: KVH key/value heads (NH % KVH == 0), query head h attending with KV
+// head h / (NH / KVH) (Ainslie et al. 2023; KVH = NH is the above). inp (B, T, C + 2 KVH C/NH)
+// holds q (C wide), k and v (KVH C/NH wide each).
+void attention_forward(float* out, float* att, const float* inp, int64_t B, int64_t T, int64_t C,
+                       int64_t NH, int64_t KVH);
+void attention_backward(float* dinp, const float* dout, const float* inp, const float* att,
+                        int64_t B, int64_t T, int64_t C, int64_t NH, int64_t KVH);
 
 // Rotary position embeddings (Su et al. 2021, RoFormer), rotate-half pairing as Hugging Face
 // Llama and Megatron-Core (not interleaved): pair i of a head is (x[i], x[i + d/2]), rotated by

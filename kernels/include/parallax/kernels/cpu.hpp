@@ -48,6 +48,17 @@ void attention_forward(float* out, float* att, const float* inp, int64_t B, int6
                        int64_t NH, int64_t KVH);
 void attention_backward(float* dinp, const float* dout, const float* inp, const float* att,
                         int64_t B, int64_t T, int64_t C, int64_t NH, int64_t KVH);
+// The same attention without the (B, NH, T, T) softmax: online softmax over key blocks of
+// kFlashKeyBlock (FlashAttention, Dao et al. 2022), keeping out and each row's log-sum-exp
+// lse (B, NH, T) only; backward recomputes the probabilities from lse. The kernels above stay the
+// oracle. Per query row and head: 2 T' hs multiply-adds forward (scores, weighted values) and
+// 5 T' hs backward (scores again, dp, dv, dq, dk), T' = the row's t + 1 keys.
+inline constexpr int64_t kFlashKeyBlock = 64;
+void flash_attention_forward(float* out, float* lse, const float* inp, int64_t B, int64_t T,
+                             int64_t C, int64_t NH, int64_t KVH);
+void flash_attention_backward(float* dinp, const float* dout, const float* inp, const float* out,
+                              const float* lse, int64_t B, int64_t T, int64_t C, int64_t NH,
+                              int64_t KVH);
 
 // Rotary position embeddings (Su et al. 2021, RoFormer), rotate-half pairing as Hugging Face
 // Llama and Megatron-Core (not interleaved): pair i of a head is (x[i], x[i + d/2]), rotated by

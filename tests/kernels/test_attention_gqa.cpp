@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "parallax/kernels/cpu.hpp"
+#include "finite_differences.hpp"
 #include "random_data.hpp"
 
 namespace k = parallax::kernels;
+using parallax::test::check_grad;
 using parallax::test::randn;
 
 namespace {
@@ -75,18 +77,5 @@ TEST_CASE("GQA backward matches finite differences", "[kernels][gqa]") {
   std::vector<float> out(B * T * C), att(B * NH * T * T), dx(B * T * C3g, 0);
   k::attention_forward(out.data(), att.data(), x.data(), B, T, C, NH, KVH);
   k::attention_backward(dx.data(), w.data(), x.data(), att.data(), B, T, C, NH, KVH);
-  double max_err = 0, max_ref = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    const float keep = x[i];
-    x[i] = keep + 1e-2f;
-    const double up = loss();
-    x[i] = keep - 1e-2f;
-    const double down = loss();
-    x[i] = keep;
-    const double num = (up - down) / 2e-2;
-    max_err = std::max(max_err, std::abs(num - dx[i]));
-    max_ref = std::max(max_ref, std::abs(num));
-  }
-  INFO("max abs error " << max_err << " of max |grad| " << max_ref);
-  CHECK(max_err <= 2e-2 * max_ref);
+  check_grad(x, dx, loss);
 }

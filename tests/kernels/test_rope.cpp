@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "parallax/kernels/cpu.hpp"
+#include "finite_differences.hpp"
 #include "random_data.hpp"
 
 namespace k = parallax::kernels;
+using parallax::test::check_grad;
 using parallax::test::randn;
 
 TEST_CASE("RoPE frequencies: base^(-2i/d), and Llama 3.1's three bands", "[kernels][rope]") {
@@ -115,18 +117,7 @@ TEST_CASE("RoPE backward is the inverse rotation and matches finite differences"
   };
   auto grad = w;  // dL/dy = w; backward gives dL/dx (columns outside the heads pass through)
   k::rope_backward(grad.data(), rows, stride, heads, hd, f.data(), row0, T);
-  std::vector<double> num(x.size());
-  double max_err = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    const float keep = x[i];
-    x[i] = keep + 1e-2f;
-    const double up = loss();
-    x[i] = keep - 1e-2f;
-    const double down = loss();
-    x[i] = keep;
-    max_err = std::max(max_err, std::abs((up - down) / 2e-2 - grad[i]));
-  }
-  CHECK(max_err <= 1e-3);
+  check_grad(x, grad, loss, 1e-3);
   auto y = x;
   k::rope_forward(y.data(), rows, stride, heads, hd, f.data(), row0, T);
   k::rope_backward(y.data(), rows, stride, heads, hd, f.data(), row0, T);

@@ -34,7 +34,8 @@ For every (FILE, capability) a fresh worker interpreter runs, in pretrain_gpt.py
                 interleaving) re-evaluated here (they need process groups to run for real).
 The first stage that raises is reported with the deepest Megatron source frame (file:line).
 
-Stubs and patches (all applied inside the worker only; none changes argument logic):
+Stubs and patches (all applied inside the worker only; none changes argument logic; the fake
+modules and the packaging alias come from trainer_arg_stubs.py beside this script):
   * `packaging`                    -> alias of pip._vendor.packaging (real code; the system
                                       Python lacks the top-level package). Megatron's version
                                       checks import it.
@@ -77,6 +78,8 @@ import shlex
 import subprocess
 import sys
 import traceback
+
+from trainer_arg_stubs import alias_vendored_packaging, install_stub_modules, make_stub
 
 HERE = os.path.abspath(__file__)
 
@@ -158,90 +161,8 @@ STUB_TORCH_ATTRS = [
 
 def _install_stubs():
     import importlib
-    import importlib.abc
-    import importlib.machinery
-    import types
-
-    class _StubMeta(type):
-        def __getattr__(cls, name):
-            if name.startswith('__') and name.endswith('__'):
-                raise AttributeError(name)
-            return _make(f'{cls.__qualname__}.{name}')
-
-        def __getitem__(cls, item):
-            return cls
-
-        def __or__(cls, other):
-            return cls
-
-        def __ror__(cls, other):
-            return cls
-
-        def __call__(cls, *a, **k):
-            if len(a) == 1 and not k and callable(a[0]) and not isinstance(a[0], _StubMeta):
-                return a[0]  # used as a decorator: pass the function through
-            return super().__call__()
-
-        def __iter__(cls):
-            return iter(())
-
-        def __bool__(cls):
-            return False
-
-    class _StubBase(metaclass=_StubMeta):
-        def __init__(self, *a, **k):
-            pass
-
-        def __getattr__(self, name):
-            if name.startswith('__') and name.endswith('__'):
-                raise AttributeError(name)
-            return _make(name)
-
-        def __call__(self, *a, **k):
-            if len(a) == 1 and not k and callable(a[0]):
-                return a[0]
-            return self
-
-    def _make(name):
-        return _StubMeta(name.split('.')[-1], (_StubBase,), {'__qualname__': name})
-
-    class StubModule(types.ModuleType):
-        def __getattr__(self, name):
-            if name.startswith('__') and name.endswith('__'):
-                raise AttributeError(name)
-            v = _make(f'{self.__name__}.{name}')
-            setattr(self, name, v)
-            return v
-
-    class _Loader(importlib.abc.Loader):
-        def create_module(self, spec):
-            m = StubModule(spec.name)
-            m.__path__ = []
-            m.__file__ = '<parallax-check stub>'
-            m.__version__ = '0.0.0'
-            return m
-
-        def exec_module(self, module):
-            pass
-
-    class _Finder(importlib.abc.MetaPathFinder):
-        def find_spec(self, fullname, path, target=None):
-            for p in STUB_MODULES:
-                if fullname == p or fullname.startswith(p + '.'):
-                    return importlib.machinery.ModuleSpec(fullname, _Loader(), is_package=True)
-            return None
-
-    # packaging: the real thing, vendored by pip
-    import pip._vendor.packaging as _pk
-    import pip._vendor.packaging.version  # noqa: F401
-    import pip._vendor.packaging.specifiers  # noqa: F401
-    import pip._vendor.packaging.requirements  # noqa: F401
-    sys.modules.setdefault('packaging', _pk)
-    for n in list(sys.modules):
-        if n.startswith('pip._vendor.packaging.'):
-            sys.modules.setdefault('packaging.' + n[len('pip._vendor.packaging.'):], sys.modules[n])
-
-    sys.meta_path.insert(0, _Finder())
+    alias_vendored_packaging()
+    install_stub_modules(STUB_MODULES)
 
     import torch
     for dotted in STUB_TORCH_ATTRS:
@@ -254,7 +175,7 @@ def _install_stubs():
             except ImportError:
                 obj = getattr(obj, p)
         if not hasattr(obj, parts[-1]):
-            setattr(obj, parts[-1], _make('torch.' + dotted))
+            setattr(obj, parts[-1], make_stub('torch.' + dotted))
     torch.jit.script = lambda fn=None, *a, **k: fn
 
     import typing

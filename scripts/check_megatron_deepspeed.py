@@ -57,7 +57,8 @@ DeepSpeed JSON configs: stages 4 (dsconfig) and 6 (engine; PipelineModule when p
 Warnings (status stays PASS) flag where the code runs but not what the plan says (e.g. a
 recompute the pipeline path drops, a config value the command line overrides).
 
-Stubs and patches (worker only; none touches argument/config logic):
+Stubs and patches (worker only; none touches argument/config logic; the fake modules and the
+packaging alias come from trainer_arg_stubs.py beside this script):
   * `packaging` -> pip._vendor.packaging (real code; the system Python lacks it).
   * pydantic 2 (+ pydantic_core, annotated_types, typing_extensions, typing_inspection): the real
     packages, symlinked from the pyenv CPython 3.11.7 site-packages (same ABI as /usr/bin/python3
@@ -88,6 +89,8 @@ import subprocess
 import sys
 import tempfile
 import traceback
+
+from trainer_arg_stubs import alias_vendored_packaging, install_stub_modules
 
 HERE = os.path.abspath(__file__)
 PYENV_SP = '/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages'
@@ -177,77 +180,8 @@ STUB_MODULES = ['cpuinfo', 'einops', 'msgpack', 'ninja', 'tqdm', 'apex', 'transf
 
 
 def _install_stubs(pylib):
-    import importlib
-    import importlib.abc
-    import importlib.machinery
     import types
-
-    class _StubMeta(type):
-        def __getattr__(cls, name):
-            if name.startswith('__') and name.endswith('__'):
-                raise AttributeError(name)
-            return _make(f'{cls.__qualname__}.{name}')
-
-        def __getitem__(cls, item):
-            return cls
-
-        def __call__(cls, *a, **k):
-            if len(a) == 1 and not k and callable(a[0]) and not isinstance(a[0], _StubMeta):
-                return a[0]
-            return super().__call__()
-
-        def __iter__(cls):
-            return iter(())
-
-        def __bool__(cls):
-            return False
-
-    class _StubBase(metaclass=_StubMeta):
-        def __init__(self, *a, **k):
-            pass
-
-        def __getattr__(self, name):
-            if name.startswith('__') and name.endswith('__'):
-                raise AttributeError(name)
-            return _make(name)
-
-    def _make(name):
-        return _StubMeta(name.split('.')[-1], (_StubBase,), {'__qualname__': name})
-
-    class StubModule(types.ModuleType):
-        def __getattr__(self, name):
-            if name.startswith('__') and name.endswith('__'):
-                raise AttributeError(name)
-            v = _make(f'{self.__name__}.{name}')
-            setattr(self, name, v)
-            return v
-
-    class _Loader(importlib.abc.Loader):
-        def create_module(self, spec):
-            m = StubModule(spec.name)
-            m.__path__ = []
-            m.__file__ = '<parallax-check stub>'
-            m.__version__ = '0.0.0'
-            return m
-
-        def exec_module(self, module):
-            pass
-
-    class _Finder(importlib.abc.MetaPathFinder):
-        def find_spec(self, fullname, path, target=None):
-            for p in STUB_MODULES:
-                if fullname == p or fullname.startswith(p + '.'):
-                    return importlib.machinery.ModuleSpec(fullname, _Loader(), is_package=True)
-            return None
-
-    import pip._vendor.packaging as _pk
-    import pip._vendor.packaging.version  # noqa: F401
-    import pip._vendor.packaging.specifiers  # noqa: F401
-    import pip._vendor.packaging.requirements  # noqa: F401
-    sys.modules.setdefault('packaging', _pk)
-    for n in list(sys.modules):
-        if n.startswith('pip._vendor.packaging.'):
-            sys.modules.setdefault('packaging.' + n[len('pip._vendor.packaging.'):], sys.modules[n])
+    alias_vendored_packaging()
 
     # hjson: plain-JSON shim (every file here is JSON)
     hj = types.ModuleType('hjson')
@@ -258,7 +192,7 @@ def _install_stubs(pylib):
     sys.modules['hjson'] = hj
 
     sys.path.insert(0, pylib)
-    sys.meta_path.insert(0, _Finder())
+    install_stub_modules(STUB_MODULES)
 
 
 def _mock_cuda():

@@ -1,11 +1,15 @@
 #include "parallax/calibration/cuda_microbench.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
-#include "parallax/calibration/linear_shapes.hpp"
 #include "parallax/calibration/cuda_sweeps.hpp"
+#include "parallax/calibration/layer_gemm_calls.hpp"
+#include "parallax/calibration/linear_shapes.hpp"
 
 namespace parallax::calib {
+
+using kernels::cuda::GemmRole;
 
 ComputeSample bench_compute_cuda(const ModelSpec& m, int64_t tp, int64_t micro_batch,
                                  const BenchOptions& o) {
@@ -13,22 +17,19 @@ ComputeSample bench_compute_cuda(const ModelSpec& m, int64_t tp, int64_t micro_b
   s.model = m;
   s.tp = tp;
   s.micro_batch = micro_batch;
-  // Per linear layer three GEMMs in gemm_sweep's layout, C (M, N) = A (M, K) B^T:
-  // forward (m, n, k); dgrad dinp (m, k) from dout (m, n) and W (n, k); wgrad dW (n, k) from
-  // dout^T (n, m) and inp (m, k).
-  std::vector<CudaGemmShape> shapes;
-  const std::vector<LinearShape> linear = layer_linear_shapes(m, tp, micro_batch);
-  for (const LinearShape& l : linear) {
-    shapes.push_back({l.m, l.n, l.k, l.name + " forward"});
-    shapes.push_back({l.m, l.k, l.n, l.name + " dgrad"});
-    shapes.push_back({l.n, l.k, l.m, l.name + " wgrad"});
-  }
-  const std::vector<CudaGemmTiming> t = gemm_sweep(shapes, o.warmup, std::max(1, o.repeats));
-  for (size_t i = 0; i < linear.size(); ++i) {
-    const LinearShape& l = linear[i];
+  // Per linear layer the executor's three calls (layer_gemm_calls.hpp): forward, dgrad and
+  // wgrad, each timed as the executor makes it; one forward and one backward sample per layer.
+  const std::vector<CudaGemmTiming> t =
+      gemm_sweep(layer_gemm_calls(m, tp, micro_batch), o.warmup, std::max(1, o.repeats));
+  for (const LinearShape& l : layer_linear_shapes(m, tp, micro_batch)) {
+    auto seconds = [&](GemmRole role) {
+      for (const CudaGemmTiming& x : t)
+        if (x.call.layer == l.name && x.call.call.role == role) return x.seconds;
+      throw std::logic_error("bench_compute_cuda: no " + l.name + " " + kernels::cuda::to_string(role) + " GEMM");
+    };
     const auto dm = static_cast<double>(l.m), dn = static_cast<double>(l.n), dk = static_cast<double>(l.k);
-    s.gemms.push_back({false, dm, dn, dk, t[3 * i].seconds, 0, 0});
-    const double dgrad = t[3 * i + 1].seconds, wgrad = t[3 * i + 2].seconds;
+    s.gemms.push_back({false, dm, dn, dk, seconds(GemmRole::forward), 0, 0});
+    const double dgrad = seconds(GemmRole::dgrad), wgrad = seconds(GemmRole::wgrad);
     s.gemms.push_back({true, dm, dn, dk, dgrad + wgrad, dgrad, wgrad});
   }
   return s;

@@ -12,8 +12,6 @@
 namespace parallax::calib {
 
 using kernels::cuda::Blas;
-using kernels::cuda::DType;
-using kernels::cuda::RowMajorGemm;
 
 namespace {
 
@@ -46,45 +44,50 @@ double seconds_between(const Event& a, const Event& b) {
 
 }  // namespace
 
-std::vector<CudaGemmTiming> gemm_sweep(const std::vector<CudaGemmShape>& shapes, int warmup, int repeats) {
+std::vector<CudaGemmTiming> gemm_sweep(const std::vector<LayerGemmCall>& calls, int warmup, int repeats) {
   int device = 0, l2 = 0;
   PX_CUDA(cudaGetDevice(&device));
   PX_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
-  size_t a_max = 1, b_max = 1, c_max = 1;
-  for (const auto& g : shapes) {
-    a_max = std::max(a_max, static_cast<size_t>(g.M * g.K));
-    b_max = std::max(b_max, static_cast<size_t>(g.N * g.K));
-    c_max = std::max(c_max, static_cast<size_t>(g.M * g.N));
+  // One buffer per operand, as large as the largest call needs in its own layout and dtype.
+  size_t a_bytes = 1, b_bytes = 1, c_bytes = 1;
+  for (const LayerGemmCall& x : calls) {
+    const kernels::cuda::GemmCallBytes n = kernels::cuda::gemm_call_bytes(x.call);
+    a_bytes = std::max(a_bytes, static_cast<size_t>(n.a));
+    b_bytes = std::max(b_bytes, static_cast<size_t>(n.b));
+    c_bytes = std::max(c_bytes, static_cast<size_t>(n.c));
   }
   Stream stream;
   Blas blas(stream.s);
-  DeviceMem a(a_max * 2), b(b_max * 2), c(c_max * 2), flush(2 * static_cast<size_t>(l2));
-  // Operands: bf16 0x3c3c (about 0.0115) everywhere; values do not change the GEMM's speed.
-  PX_CUDA(cudaMemsetAsync(a.p, 0x3c, a_max * 2, stream.s));
-  PX_CUDA(cudaMemsetAsync(b.p, 0x3c, b_max * 2, stream.s));
+  DeviceMem a(a_bytes), b(b_bytes), c(c_bytes), flush(2 * static_cast<size_t>(l2));
+  // Operands: bytes 0x3c everywhere (bf16 about 0.0115, fp32 about 0.0115); values do not change
+  // the GEMM's speed. The output starts at zero: calls with beta 1 accumulate finite sums into it.
+  PX_CUDA(cudaMemsetAsync(a.p, 0x3c, a_bytes, stream.s));
+  PX_CUDA(cudaMemsetAsync(b.p, 0x3c, b_bytes, stream.s));
+  PX_CUDA(cudaMemsetAsync(c.p, 0, c_bytes, stream.s));
   Event start, stop;
   std::vector<CudaGemmTiming> out;
-  for (const auto& g : shapes) {
-    const RowMajorGemm args{false, true, g.M, g.N, g.K, g.K, g.K, g.N, 0, 0, 0, 1};
-    for (int i = 0; i < warmup; ++i)
-      blas.gemm(args, 1.0f, a.p, DType::bf16, b.p, DType::bf16, 0.0f, c.p, DType::bf16);
+  for (const LayerGemmCall& x : calls) {
+    const kernels::cuda::GemmCall& g = x.call;
+    auto run = [&] { blas.gemm(g.gemm, g.alpha, a.p, g.a_type, b.p, g.b_type, g.beta, c.p, g.c_type); };
+    for (int i = 0; i < warmup; ++i) run();
     std::vector<double> t;
     for (int r = 0; r < repeats; ++r) {
       PX_CUDA(cudaMemsetAsync(flush.p, r & 0xff, 2 * static_cast<size_t>(l2), stream.s));
       PX_CUDA(cudaEventRecord(start.e, stream.s));
-      blas.gemm(args, 1.0f, a.p, DType::bf16, b.p, DType::bf16, 0.0f, c.p, DType::bf16);
+      run();
       PX_CUDA(cudaEventRecord(stop.e, stream.s));
       PX_CUDA(cudaEventSynchronize(stop.e));
       t.push_back(seconds_between(start, stop));
     }
     std::sort(t.begin(), t.end());
-    CudaGemmTiming x;
-    x.shape = g;
-    x.repeats = repeats;
-    x.seconds = t.empty() ? 0 : t[t.size() / 2];
-    x.min_seconds = t.empty() ? 0 : t.front();
-    x.flop_per_s = x.seconds > 0 ? 2.0 * static_cast<double>(g.M * g.N * g.K) / x.seconds : 0;
-    out.push_back(x);
+    CudaGemmTiming timing;
+    timing.call = x;
+    timing.repeats = repeats;
+    timing.seconds = t.empty() ? 0 : t[t.size() / 2];
+    timing.min_seconds = t.empty() ? 0 : t.front();
+    const double flop = 2.0 * static_cast<double>(g.gemm.M * g.gemm.N * g.gemm.K * g.gemm.batch);
+    timing.flop_per_s = timing.seconds > 0 ? flop / timing.seconds : 0;
+    out.push_back(timing);
   }
   return out;
 }

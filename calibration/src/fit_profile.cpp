@@ -227,8 +227,9 @@ std::string source_text(const FitContext& c, const RawCalibration& raw, const st
   s << source_label << " on " << p.provenance.machine << ", " << raw.ranks << " ranks";
   if (!c.cuda) s << " of " << raw.threads_per_rank << " thread(s)";
   s << ". GEMMs: the executor's "
-    << (c.cuda ? "cublasGemmEx calls (bf16 operands, fp32 accumulation; L2 flushed before each timed "
-                 "call; dgrad and wgrad timed apart)"
+    << (c.cuda ? "cublasGemmEx calls (bf16 operands, fp32 accumulation; forward NT to bf16, dgrad NN "
+                 "and wgrad TN accumulating into bf16 and fp32; L2 flushed before each timed call; "
+                 "dgrad and wgrad timed apart)"
                : "sgemm calls (forward as measured; dgrad and wgrad share their call's time)")
     << " on the linear-layer shapes of ";
   for (size_t i = 0; i < raw.compute.size(); ++i) {

@@ -20,6 +20,11 @@ int64_t zero_stage_run(const JobSpec& j, const PlanSpec& p) {
   return p.zero;
 }
 
+DeepspeedStageCut deepspeed_balanced_cut(int64_t layers, int64_t pp) {
+  const int64_t per = (layers + pp - 1) / pp;
+  return {per, layers - (pp - 1) * per};
+}
+
 namespace {
 
 template <class T>
@@ -62,9 +67,8 @@ std::optional<StackRefusal> stack_refusal(const ModelSpec& m, const JobSpec& j, 
   if (uneven && c.uneven_stages == UnevenStages::none)
     return refuse(uneven_path, "splits the pipeline evenly only");
   if (uneven && c.uneven_stages == UnevenStages::deepspeed_balanced) {
-    // DeepSpeed's partition_balanced over unit weights: the smallest bottleneck ceil(L / pp),
-    // filled greedily from the first stage, the last taking what remains.
-    const int64_t per = (m.layers + p.pp - 1) / p.pp, last = m.layers - (p.pp - 1) * per;
+    const DeepspeedStageCut cut = deepspeed_balanced_cut(m.layers, p.pp);
+    const int64_t per = cut.stage_layers, last = cut.last_stage_layers;
     if (p.first_stage_layers != per || p.last_stage_layers != last || last < 1)
       return refuse(uneven_path, "cuts stages itself (DeepSpeed's partition_method "
                                  "type:transformer): " + n(m.layers) + " layers on pp " + n(p.pp) +

@@ -1,9 +1,10 @@
 #include "parallax/export/launchers.hpp"
 
 #include <cstdio>
-#include <cstdlib>
+#include <optional>
 
 #include "parallax/core/error.hpp"
+#include "parallax/core/gpu_spec.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/core/stack_spec.hpp"
 #include "parallax/export/deepspeed.hpp"
@@ -62,9 +63,8 @@ std::string srun_options(const LaunchOptions& o) {
 // and that it is not 1 under Megatron FSDP (then it only warns about tp).
 std::string megatron_environment(const PlanFile& f) {
   const bool fsdp = f.plan.zero >= 2;
-  const std::string& arch = f.cluster.gpu.arch;  // "sm90": compute capability 9.0
-  const bool before_blackwell = arch.rfind("sm", 0) == 0 && arch.size() > 2 &&
-                                std::atoi(arch.c_str() + 2) < 100;
+  const std::optional<int> major = compute_capability_major(f.cluster.gpu);
+  const bool before_blackwell = major && *major < 10;
   if (fsdp) return "# Megatron FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or above 1.\nunset CUDA_DEVICE_MAX_CONNECTIONS\n";
   if (f.plan.tp > 1 && before_blackwell)
     return "# Megatron-LM requires one hardware queue with tensor parallelism before Blackwell.\n"
@@ -150,7 +150,7 @@ ParallaxRun parallax_run(const PlanFile& f, const LaunchOptions& o, const char* 
   executor.capabilities = load_stack("parallax-executor").capabilities;
   if (const auto r = stack_refusal(f.model, executor, f.plan))
     throw InputError("export", format, "parallax run cannot run this plan: " + r->rule + " (" + r->path + ")");
-  const bool gpu = f.cluster.gpu.arch.rfind("sm", 0) == 0;
+  const bool gpu = compute_capability_major(f.cluster.gpu).has_value();
   if (!gpu) return {"", "", "parallax run --plan " + o.plan_path};
   return {"# The CUDA backend runs up to 7 streams per rank: one hardware queue each.\n"
           "export CUDA_DEVICE_MAX_CONNECTIONS=8\n",

@@ -45,8 +45,8 @@ std::vector<std::pair<int64_t, int64_t>> splits(int64_t layers, int64_t pp, bool
   if (layers % pp == 0) {
     out.push_back({0, 0});
   } else if (stack_cut == UnevenStages::deepspeed_balanced && pp >= 3) {
-    const int64_t per = (layers + pp - 1) / pp, last = layers - (pp - 1) * per;
-    if (last >= 1) out.push_back({per, last});
+    const DeepspeedStageCut cut = deepspeed_balanced_cut(layers, pp);
+    if (cut.last_stage_layers >= 1) out.push_back({cut.stage_layers, cut.last_stage_layers});
   }
   if (!uneven || pp < 3) return out;
   for (int64_t f = 1; f * pp <= layers; ++f) {

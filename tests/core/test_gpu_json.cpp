@@ -52,6 +52,24 @@ TEST_CASE("gpu: memory", "[core][gpu]") {
   require_input_error([&] { read_as(j, read_gpu); }, "$.arch", {"compute capability", "hopper"});
 }
 
+TEST_CASE("gpu: compute capability major from arch: all digits but the last", "[core][gpu]") {
+  auto major = [](const char* arch) {
+    GpuSpec g;
+    g.arch = arch;
+    return compute_capability_major(g);
+  };
+  CHECK(major("sm80") == 8);    // A100: 8.0
+  CHECK(major("sm86") == 8);    // A10, RTX 3090: 8.6
+  CHECK(major("sm90") == 9);    // H100, H200: 9.0
+  CHECK(major("sm100") == 10);  // B200: 10.0, Blackwell
+  CHECK(major("sm120") == 12);  // RTX 50xx: 12.0
+  CHECK(major("sm7") == 0);     // one digit: the minor only
+  CHECK_FALSE(major(""));       // CPU device: no arch
+  CHECK_FALSE(major("sm"));
+  CHECK_FALSE(major("hopper"));
+  CHECK_FALSE(major("sm9a"));
+}
+
 TEST_CASE("gpu: a GEMM tile needs the SM count and sides of 8 to 1024", "[core][gpu][errors]") {
   json j = base_gpu();
   j.erase("sm_count");

@@ -5,6 +5,7 @@
 #include "parallax/core/error.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/core/spec_json.hpp"
+#include "parallax/core/stack_spec.hpp"
 
 using namespace parallax;
 
@@ -63,6 +64,29 @@ TEST_CASE("DeepSpeed's partition counting the two embedding layers: 70 layers on
   // Without the split 70 does not divide over 12 and the plan is refused naming pp.
   CHECK_THROWS_WITH(validate_plan(m, load_cluster("dgx-a100-superpod"), j, uneven(12, 0, 0), 96, "test"),
                     Catch::Contains("$.plan.pp"));
+}
+
+TEST_CASE("DeepSpeed's balanced cut: ceil(layers / pp) per stage, the last the rest") {
+  // BLOOM-176B: 70 / 12 = 5.8, so 6 per stage; 11 x 6 = 66, the last stage 70 - 66 = 4.
+  const DeepspeedStageCut bloom = deepspeed_balanced_cut(70, 12);
+  CHECK(bloom.stage_layers == 6);
+  CHECK(bloom.last_stage_layers == 4);
+  // 24 / 5 = 4.8 -> 5; 4 x 5 = 20, last 4.
+  CHECK(deepspeed_balanced_cut(24, 5).stage_layers == 5);
+  CHECK(deepspeed_balanced_cut(24, 5).last_stage_layers == 4);
+  // An even split stays even: 96 / 8 = 12 on every stage, the last too (96 - 7 x 12 = 12).
+  CHECK(deepspeed_balanced_cut(96, 8).stage_layers == 12);
+  CHECK(deepspeed_balanced_cut(96, 8).last_stage_layers == 12);
+  // 10 / 4 = 2.5 -> 3; 3 x 3 = 9, one layer left for the last stage.
+  CHECK(deepspeed_balanced_cut(10, 4).stage_layers == 3);
+  CHECK(deepspeed_balanced_cut(10, 4).last_stage_layers == 1);
+  // 9 / 4 = 2.25 -> 3; 3 x 3 = 9 leaves the last stage empty; 5 / 4 -> 2, 3 x 2 = 6 overshoots by 1.
+  CHECK(deepspeed_balanced_cut(9, 4).last_stage_layers == 0);
+  CHECK(deepspeed_balanced_cut(5, 4).stage_layers == 2);
+  CHECK(deepspeed_balanced_cut(5, 4).last_stage_layers == -1);
+  // One stage holds everything: ceil(7 / 1) = 7, and the last (the same stage) 7 - 0 x 7 = 7.
+  CHECK(deepspeed_balanced_cut(7, 1).stage_layers == 7);
+  CHECK(deepspeed_balanced_cut(7, 1).last_stage_layers == 7);
 }
 
 TEST_CASE("uneven splits that do not add up are refused naming the field") {

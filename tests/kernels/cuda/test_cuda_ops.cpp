@@ -367,3 +367,21 @@ TEST_CASE("cuda: AdamW, clipping and the double sums of the step", "[gpu]") {
   cu::tied_sum(a.p, b.p, 100, g.s);
   CHECK(a.get() == b.get());
 }
+
+TEST_CASE("cuda: rotary position embeddings forward and backward", "[gpu]") {
+  Gpu g;
+  // 10 rows of a fused row 40 wide, q's 2 heads of 8 at its start; positions wrap at T = 4.
+  const int64_t rows = 10, stride = 40, heads = 2, hd = 8, T = 4, row0 = 5;
+  std::vector<float> f(hd / 2);
+  k::rope_inv_freq(f.data(), hd, 10.0, k::RopeScaling{8, 1, 4, 16});
+  const auto x = randn(rows * stride, 1);
+  Dev<bf16> d_x(b16(x));
+  Dev<float> d_f(f);
+  auto y = x;
+  cu::rope_forward(d_x.p, rows, stride, heads, hd, d_f.p, row0, T, g.s);
+  k::rope_forward(y.data(), rows, stride, heads, hd, f.data(), row0, T);
+  CHECK_NERR(f32(d_x.get()), y, 1e-2);
+  cu::rope_backward(d_x.p, rows, stride, heads, hd, d_f.p, row0, T, g.s);
+  k::rope_backward(y.data(), rows, stride, heads, hd, f.data(), row0, T);
+  CHECK_NERR(f32(d_x.get()), y, 1e-2);
+}

@@ -1,8 +1,9 @@
 #pragma once
 // CUDA-backend microbenchmarks for `parallax calibrate --backend cuda` (built with PARALLAX_CUDA):
-// the cuBLAS GEMMs of a model's layers (cuda_sweeps.hpp gemm_sweep: bf16 operands, fp32
-// accumulation, L2 flushed before each timed call, median of the repeats), forward, dgrad and
-// wgrad timed apart; and NCCL collectives over the first n ranks (nccl_sweep, nccl-tests'
+// the cuBLAS GEMMs of a model's layers as the executor makes them (cuda_sweeps.hpp gemm_sweep
+// over layer_gemm_calls.hpp: bf16 operands, fp32 accumulation, each call's own transposes,
+// output dtype and beta, L2 flushed before each timed call, median of the repeats), forward,
+// dgrad and wgrad timed apart; and NCCL collectives over the first n ranks (nccl_sweep, nccl-tests'
 // conventions). Element-wise kernels and the optimizer are not swept: the fit keeps them from the
 // cluster's base profile.
 #include <mpi.h>

@@ -1,10 +1,14 @@
 #pragma once
 // The CUDA sweeps under `parallax calibrate --backend cuda` (DESIGN.md §9), built with PARALLAX_CUDA.
 //
-// gemm_sweep: each shape as the executor runs it (cublasGemmEx, bf16 operands, fp32
-// accumulation, bf16 output), warm-up calls first, then `repeats` timed calls, each timed alone
-// with CUDA events after the L2 cache was flushed (a memset of twice the L2 size), so a
-// repeat never finds its operands in L2; reports the median.
+// gemm_sweep: each call exactly as the executor makes it (layer_gemm_calls.hpp: the CUDA
+// backend's own plans; cublasGemmEx through the backend's Blas, bf16 operands, fp32 accumulation,
+// each call with its transposes, leading dimensions, output dtype, alpha and beta: forward NT
+// with bf16 output and beta 0, dgrad NN accumulating into bf16 (beta 1), wgrad TN accumulating
+// into fp32 (beta 1), so the output of a beta-1 call is read too). Operands are filled once
+// (outputs zeroed, so accumulating calls read finite values); warm-up calls first, then
+// `repeats` timed calls, each timed alone with CUDA events after the L2 cache was flushed (a
+// memset of twice the L2 size), so a repeat never finds its operands in L2; reports the median.
 //
 // nccl_sweep: collectives over the ranks of an MPI communicator (one NCCL communicator
 // bootstrapped from it), in nccl-tests' conventions: `bytes` is the largest buffer of the call
@@ -18,25 +22,21 @@
 #include <string>
 #include <vector>
 
+#include "parallax/calibration/layer_gemm_calls.hpp"
 #include "parallax/topologies/collectives.hpp"
 
 namespace parallax::calib {
 
-struct CudaGemmShape {
-  int64_t M = 0, N = 0, K = 0;  // row-major C (M, N) = A (M, K) B^T, B stored (N, K)
-  std::string name;
-};
-
 struct CudaGemmTiming {
-  CudaGemmShape shape;
+  LayerGemmCall call;
   double seconds = 0;      // median of the repeats
   double min_seconds = 0;
-  double flop_per_s = 0;   // 2 M N K / seconds
+  double flop_per_s = 0;   // 2 M N K batch / seconds
   int repeats = 0;
 };
 
-std::vector<CudaGemmTiming> gemm_sweep(const std::vector<CudaGemmShape>& shapes, int warmup = 3,
-                                   int repeats = 10);
+std::vector<CudaGemmTiming> gemm_sweep(const std::vector<LayerGemmCall>& calls, int warmup = 3,
+                                       int repeats = 10);
 
 struct CudaCollectiveTiming {
   Collective collective = Collective::all_reduce;

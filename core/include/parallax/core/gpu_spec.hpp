@@ -2,6 +2,7 @@
 // One accelerator: dense peak FLOP/s per dtype and HBM capacity and bandwidth.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace parallax {
@@ -32,6 +33,11 @@ struct GpuSpec {
 
   double peak(Dtype d) const { return peak_flops_per_s[static_cast<int>(d)]; }
 };
+
+// The major version of the GPU's compute capability ("sm80" -> 8, "sm90" -> 9, "sm100" -> 10), as
+// trainers read it from torch.cuda.get_device_capability(); nullopt when arch is not a compute
+// capability (empty: a CPU device).
+std::optional<int> compute_capability_major(const GpuSpec& g);
 
 const char* to_string(Dtype d);
 // Bytes of one element stored in this dtype (tf32 is stored as fp32).

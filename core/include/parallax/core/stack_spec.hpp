@@ -40,6 +40,16 @@ void apply_stack(const StackSpec& stack, JobSpec& j);
 // 16-bit parameters and fp32 gradients unsharded, optimizer state sharded).
 int64_t zero_stage_run(const JobSpec& j, const PlanSpec& p);
 
+// The pipeline cut of a stack that cuts stages itself (UnevenStages::deepspeed_balanced):
+// DeepSpeed's partition_balanced over unit weights (partition_method type:transformer) gives the
+// smallest bottleneck, ceil(layers / pp) per stage, filled greedily from the first stage, the last
+// taking what remains. validate_plan's stack rule and the planner's split enumeration share it.
+struct DeepspeedStageCut {
+  int64_t stage_layers;       // each stage but the last
+  int64_t last_stage_layers;  // the rest; < 1 when the cut leaves the last stage empty
+};
+DeepspeedStageCut deepspeed_balanced_cut(int64_t layers, int64_t pp);
+
 // Why the job's stack cannot run the plan (its capability table, JobSpec.capabilities): the JSON
 // path of the field and the rule, or nullopt. validate_plan and the planner's rules share it.
 struct StackRefusal {

@@ -41,6 +41,46 @@ void attention_forward(float* out, float* att, const float* inp, int64_t B, int6
                        int64_t NH);
 void attention_backward(float* dinp, const float* dout, const float* inp, const float* att,
                         int64_t B, int64_t T, int64_t C, int64_t NH);
+// Grouped-query attention: KVH key/value heads (NH % KVH == 0), query head h attending with KV
+// head h / (NH / KVH) (Ainslie et al. 2023; KVH = NH is the above). inp (B, T, C + 2 KVH C/NH)
+// holds q (C wide), k and v (KVH C/NH wide each).
+void attention_forward(float* out, float* att, const float* inp, int64_t B, int64_t T, int64_t C,
+                       int64_t NH, int64_t KVH);
+void attention_backward(float* dinp, const float* dout, const float* inp, const float* att,
+                        int64_t B, int64_t T, int64_t C, int64_t NH, int64_t KVH);
+// The same attention without the (B, NH, T, T) softmax: online softmax over key blocks of
+// kFlashKeyBlock (FlashAttention, Dao et al. 2022), keeping out and each row's log-sum-exp
+// lse (B, NH, T) only; backward recomputes the probabilities from lse. The kernels above stay the
+// oracle. Per query row and head: 2 T' hs multiply-adds forward (scores, weighted values) and
+// 5 T' hs backward (scores again, dp, dv, dq, dk), T' = the row's t + 1 keys.
+inline constexpr int64_t kFlashKeyBlock = 64;
+void flash_attention_forward(float* out, float* lse, const float* inp, int64_t B, int64_t T,
+                             int64_t C, int64_t NH, int64_t KVH);
+void flash_attention_backward(float* dinp, const float* dout, const float* inp, const float* out,
+                              const float* lse, int64_t B, int64_t T, int64_t C, int64_t NH,
+                              int64_t KVH);
+
+// Rotary position embeddings (Su et al. 2021, RoFormer), rotate-half pairing as Hugging Face
+// Llama and Megatron-Core (not interleaved): pair i of a head is (x[i], x[i + d/2]), rotated by
+// the angle p * inv_freq[i] at sequence position p. inv_freq[i] = base^(-2i/d), optionally with
+// Llama 3.1's frequency scaling (Hugging Face's rope_type "llama3"): wavelengths 2 pi/inv_freq
+// above original_max_position / low_freq_factor are stretched by `factor`, those below
+// original_max_position / high_freq_factor kept, those between interpolated smoothly.
+struct RopeScaling {
+  double factor = 0;  // 0: no scaling
+  double low_freq_factor = 1;
+  double high_freq_factor = 4;
+  double original_max_position = 8192;
+};
+void rope_inv_freq(float* inv_freq, int64_t head_dim, double base, const RopeScaling& scaling = {});
+// x: `rows` rows `row_stride` apart, each holding `heads` heads of head_dim (q or k of a fused
+// QKV activation); row r is at sequence position (row0 + r) % T. Rotated in place.
+void rope_forward(float* x, int64_t rows, int64_t row_stride, int64_t heads, int64_t head_dim,
+                  const float* inv_freq, int64_t row0, int64_t T);
+// In place: the gradient with respect to the rotated x becomes the gradient with respect to the
+// x before rotation (the inverse rotation: the map is orthogonal).
+void rope_backward(float* dx, int64_t rows, int64_t row_stride, int64_t heads, int64_t head_dim,
+                   const float* inv_freq, int64_t row0, int64_t T);
 
 // out (n) = gelu(inp); dinp += gelu'(inp) * dout.
 void gelu_forward(float* out, const float* inp, int64_t n);

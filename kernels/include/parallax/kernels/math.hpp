@@ -34,6 +34,13 @@ PX_HD inline float tanh_fast(float x) {
   return p / q;
 }
 
+// One rotary pair (a, b) rotated by the angle whose cosine and sine are c and s.
+PX_HD inline void rope_rotate(float& a, float& b, float c, float s) {
+  const float x = a, y = b;
+  a = x * c - y * s;
+  b = x * s + y * c;
+}
+
 // GPT-2's tanh approximation of GeLU and its derivative.
 PX_HD inline float gelu(float x) {
   const float k = 0.7978845608028654f;  // sqrt(2/pi)

@@ -19,6 +19,7 @@ struct RowMajorGemm {
   // Batched: element offsets between consecutive matrices (0 for one GEMM).
   int64_t stride_a = 0, stride_b = 0, stride_c = 0;
   int64_t batch = 1;
+  bool operator==(const RowMajorGemm&) const = default;
 };
 
 struct ColMajorGemm {

@@ -64,6 +64,15 @@ void swiglu_backward(bf16* dinp, const bf16* inp, const bf16* dout, int64_t N, i
                      cudaStream_t s);
 void residual_forward(bf16* out, const bf16* a, const bf16* b, int64_t n, cudaStream_t s);
 
+// Rotary position embeddings (kernels/cpu.hpp's rope_forward/rope_backward, the same pairing
+// and per-pair math): `heads` heads of head_dim in each of `rows` rows `row_stride` apart, row r
+// at position (row0 + r) % T, rotated in place (backward: by the inverse rotation). inv_freq
+// (head_dim / 2, fp32, on the device) from kernels::rope_inv_freq.
+void rope_forward(bf16* x, int64_t rows, int64_t row_stride, int64_t heads, int64_t head_dim,
+                  const float* inv_freq, int64_t row0, int64_t T, cudaStream_t s);
+void rope_backward(bf16* dx, int64_t rows, int64_t row_stride, int64_t heads, int64_t head_dim,
+                   const float* inv_freq, int64_t row0, int64_t T, cudaStream_t s);
+
 void embedding_forward(bf16* out, const int32_t* tokens, const bf16* wte, int64_t vocab_start,
                        int64_t vocab_rows, int64_t N, int64_t C, cudaStream_t s);
 void embedding_backward(float* dwte, const bf16* dout, const int32_t* tokens,

@@ -48,19 +48,32 @@ class TableBuilder {
     return add(std::move(t));
   }
 
-  // Sharded over tp along `dim`, the dimension made of `parts` equal parts (3 for QKV).
+  // Sharded over tp along `dim`, the dimension made of `parts` equal parts (2 for SwiGLU's [a | b]).
   ParamTensor& sharded(std::string name, ParamFamily f, std::vector<int64_t> shape, int dim,
                        int64_t parts, ParamInit init) {
+    const int64_t part = shape[static_cast<size_t>(dim)] / parts;
+    return sharded_parts(std::move(name), f, std::move(shape), dim,
+                         std::vector<int64_t>(static_cast<size_t>(parts), part), init);
+  }
+
+  // Sharded over tp along `dim`, the dimension made of parts of the given sizes, each split
+  // evenly over the tp ranks (QKV: q, k and v, of unequal sizes with grouped-query attention).
+  ParamTensor& sharded_parts(std::string name, ParamFamily f, std::vector<int64_t> shape, int dim,
+                             const std::vector<int64_t>& part_sizes, ParamInit init) {
     ParamTensor t;
     t.name = std::move(name);
     t.family = f;
     t.global_shape = shape;
     t.local_shape = shape;
-    const int64_t part = shape[static_cast<size_t>(dim)] / parts;
-    const int64_t piece = part / tp_;
-    t.local_shape[static_cast<size_t>(dim)] = piece * parts;
+    int64_t global = 0, local = 0;
+    for (const int64_t part : part_sizes) {
+      const int64_t piece = part / tp_;
+      t.segments.push_back({global + r_ * piece, local, piece});
+      global += part;
+      local += piece;
+    }
+    t.local_shape[static_cast<size_t>(dim)] = local;
     t.shard_dim = dim;
-    for (int64_t k = 0; k < parts; ++k) t.segments.push_back({k * part + r_ * piece, k * piece, piece});
     t.init = init;
     return add(std::move(t));
   }
@@ -89,7 +102,11 @@ std::vector<ParamTensor> stage_param_table(const ModelSpec& m, const PlanSpec& p
   const int64_t C = m.hidden;
   const int64_t hd = m.head_dim();
   const int64_t kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
-  if (kv != m.heads) throw std::invalid_argument("stage_param_table: GQA is not supported");
+  if (m.heads % kv != 0 || kv % p.tp != 0)
+    throw std::invalid_argument("stage_param_table: kv_heads must divide heads and be divisible by tp");
+  const std::vector<int64_t> qkv_parts = {m.heads * hd, kv * hd, kv * hd};
+  const int64_t qkv_rows = (m.heads + 2 * kv) * hd;
+  const bool bias = m.linear_bias;
   const int64_t F = m.ffn_hidden;
   const int64_t fc_parts = m.activation == Activation::swiglu ? 2 : 1;
   const int64_t Vp = vocab_padded(m.vocab, p.tp);
@@ -117,16 +134,19 @@ std::vector<ParamTensor> stage_param_table(const ModelSpec& m, const PlanSpec& p
     const std::string h = "h." + std::to_string(l) + ".";
     const auto L = ParamFamily::layer;
     norm(h + "ln_1", L, l);
-    b.sharded(h + "attn.c_attn.weight", L, {3 * m.heads * hd, C}, 0, 3, ParamInit::normal).layer = l;
-    b.sharded(h + "attn.c_attn.bias", L, {3 * m.heads * hd}, 0, 3, ParamInit::zeros).layer = l;
+    b.sharded_parts(h + "attn.c_attn.weight", L, {qkv_rows, C}, 0, qkv_parts, ParamInit::normal)
+        .layer = l;
+    if (bias)
+      b.sharded_parts(h + "attn.c_attn.bias", L, {qkv_rows}, 0, qkv_parts, ParamInit::zeros).layer = l;
     b.sharded(h + "attn.c_proj.weight", L, {C, m.heads * hd}, 1, 1, ParamInit::normal_residual)
         .layer = l;
-    b.replicated(h + "attn.c_proj.bias", L, {C}, ParamInit::zeros).layer = l;
+    if (bias) b.replicated(h + "attn.c_proj.bias", L, {C}, ParamInit::zeros).layer = l;
     norm(h + "ln_2", L, l);
     b.sharded(h + "mlp.c_fc.weight", L, {fc_parts * F, C}, 0, fc_parts, ParamInit::normal).layer = l;
-    b.sharded(h + "mlp.c_fc.bias", L, {fc_parts * F}, 0, fc_parts, ParamInit::zeros).layer = l;
+    if (bias)
+      b.sharded(h + "mlp.c_fc.bias", L, {fc_parts * F}, 0, fc_parts, ParamInit::zeros).layer = l;
     b.sharded(h + "mlp.c_proj.weight", L, {C, F}, 1, 1, ParamInit::normal_residual).layer = l;
-    b.replicated(h + "mlp.c_proj.bias", L, {C}, ParamInit::zeros).layer = l;
+    if (bias) b.replicated(h + "mlp.c_proj.bias", L, {C}, ParamInit::zeros).layer = l;
   }
   if (stage == stages - 1) {
     norm("ln_f", ParamFamily::final_norm, -1);

@@ -6,8 +6,10 @@
 //
 // Layout: weights are (out, in) as in llm.c; column-parallel linears shard dim 0 (out),
 // row-parallel linears shard dim 1 (in). QKV and SwiGLU's fused [a | b] are sharded per part:
-// rank r holds rows [r*C/tp, (r+1)*C/tp) of each of q, k and v, so the local tensor is three
-// segments of the global one. The vocabulary is padded to a multiple of 128*tp (Megatron-LM).
+// rank r holds rows [r*C/tp, (r+1)*C/tp) of q and [r*K/tp, (r+1)*K/tp) of each of k and v
+// (K = kv_heads * head_dim: grouped-query attention; K = C without it), so the local tensor is
+// three segments of the global one. Bias tensors exist only with linear_bias. The vocabulary is
+// padded to a multiple of 128*tp (Megatron-LM).
 #include <cstdint>
 #include <string>
 #include <vector>

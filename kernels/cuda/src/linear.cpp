@@ -46,24 +46,24 @@ size_t attention_workspace_bytes(int64_t B, int64_t T, int64_t NH) {
 }
 
 void attention_forward(const Blas& blas, bf16* out, bf16* att, const bf16* qkv, void* workspace,
-                       int64_t B, int64_t T, int64_t C, int64_t NH) {
+                       int64_t B, int64_t T, int64_t C, int64_t NH, int64_t KVH) {
   const AttentionWorkspace w = carve(workspace, B, T, NH);
   attention_forward_plan(
       gemm_of(blas),
       [&](bf16* a, const float* s, int64_t rows, int64_t t) { causal_softmax_forward(a, s, rows, t, blas.stream()); },
-      out, att, qkv, w.scores, B, T, C, NH);
+      out, att, qkv, w.scores, B, T, C, NH, KVH);
 }
 
 void attention_backward(const Blas& blas, bf16* dqkv, const bf16* dout, const bf16* qkv,
                         const bf16* att, void* workspace, int64_t B, int64_t T, int64_t C,
-                        int64_t NH) {
+                        int64_t NH, int64_t KVH) {
   const AttentionWorkspace w = carve(workspace, B, T, NH);
   attention_backward_plan(
       gemm_of(blas),
       [&](bf16* dp, const bf16* a, const float* da, float scale, int64_t rows, int64_t t) {
         causal_softmax_backward(dp, a, da, scale, rows, t, blas.stream());
       },
-      dqkv, dout, qkv, att, w.scores, w.dpre, B, T, C, NH);
+      dqkv, dout, qkv, att, w.scores, w.dpre, B, T, C, NH, KVH);
 }
 
 }  // namespace parallax::kernels::cuda

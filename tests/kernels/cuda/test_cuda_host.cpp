@@ -209,21 +209,27 @@ TEST_CASE("the CUDA backend's linear GEMM sequence equals the CPU kernels", "[cu
 
 TEST_CASE("the CUDA backend's attention GEMM sequence equals the CPU kernels", "[cuda][host]") {
   const int64_t B = 2, T = 5, C = 12, NH = 3;
-  const auto qkv = to_bf16(randn(B * T * 3 * C, 1)), dout = to_bf16(randn(B * T * C, 2));
-  std::vector<k::bf16> out(B * T * C), att(B * NH * T * T), dqkv(qkv.size(), k::bf16{0});
-  std::vector<float> scores(B * NH * T * T);
-  std::vector<k::bf16> dpre(B * NH * T * T);
-  cu::attention_forward_plan(reference_blas_gemm, softmax_rows, out.data(), att.data(), qkv.data(),
-                             scores.data(), B, T, C, NH);
-  std::vector<float> want(B * T * C), want_att(B * NH * T * T), want_dqkv(qkv.size(), 0.0f);
-  k::attention_forward(want.data(), want_att.data(), to_float(qkv).data(), B, T, C, NH);
-  CHECK(normalised_error(to_float(att), want_att) < 1e-2);
-  CHECK(normalised_error(to_float(out), want) < 2e-2);
-  cu::attention_backward_plan(reference_blas_gemm, softmax_back_rows, dqkv.data(), dout.data(),
-                              qkv.data(), att.data(), scores.data(), dpre.data(), B, T, C, NH);
-  k::attention_backward(want_dqkv.data(), to_float(dout).data(), to_float(qkv).data(),
-                        want_att.data(), B, T, C, NH);
-  CHECK(normalised_error(to_float(dqkv), want_dqkv) < 3e-2);
+  // KVH = NH: multi-head; 1: multi-query; NH = 6 over KVH = 2: groups of three query heads.
+  for (const auto& [nh, kvh] : {std::pair<int64_t, int64_t>{NH, NH}, {NH, 1}, {6, 2}}) {
+    CAPTURE(nh, kvh);
+    const int64_t W = cu::attention_qkv_width(C, nh, kvh);
+    const auto qkv = to_bf16(randn(B * T * W, 1)), dout = to_bf16(randn(B * T * C, 2));
+    std::vector<k::bf16> out(B * T * C), att(B * nh * T * T), dqkv(qkv.size(), k::bf16{0});
+    std::vector<float> scores(B * nh * T * T);
+    std::vector<k::bf16> dpre(B * nh * T * T);
+    cu::attention_forward_plan(reference_blas_gemm, softmax_rows, out.data(), att.data(),
+                               qkv.data(), scores.data(), B, T, C, nh, kvh);
+    std::vector<float> want(B * T * C), want_att(B * nh * T * T), want_dqkv(qkv.size(), 0.0f);
+    k::attention_forward(want.data(), want_att.data(), to_float(qkv).data(), B, T, C, nh, kvh);
+    CHECK(normalised_error(to_float(att), want_att) < 1e-2);
+    CHECK(normalised_error(to_float(out), want) < 2e-2);
+    cu::attention_backward_plan(reference_blas_gemm, softmax_back_rows, dqkv.data(), dout.data(),
+                                qkv.data(), att.data(), scores.data(), dpre.data(), B, T, C, nh,
+                                kvh);
+    k::attention_backward(want_dqkv.data(), to_float(dout).data(), to_float(qkv).data(),
+                          want_att.data(), B, T, C, nh, kvh);
+    CHECK(normalised_error(to_float(dqkv), want_dqkv) < 3e-2);
+  }
 }
 
 TEST_CASE("bf16 rounding equals the CUDA toolkit's __float2bfloat16_rn", "[cuda][host][bf16]") {

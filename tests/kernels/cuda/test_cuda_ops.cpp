@@ -166,19 +166,23 @@ TEST_CASE("cuda: layernorm and rmsnorm forward and backward", "[gpu]") {
 
 TEST_CASE("cuda: causal attention forward and backward", "[gpu]") {
   Gpu g;
-  const int64_t B = 2, T = 33, C = 48, NH = 4;
-  const auto qkv = randn(B * T * 3 * C, 1), dy = randn(B * T * C, 2);
-  Dev<bf16> d_qkv(b16(qkv)), d_dy(b16(dy)), d_out(static_cast<size_t>(B * T * C)),
-      d_att(static_cast<size_t>(B * NH * T * T)), d_dqkv(qkv.size());
-  Dev<char> ws(cu::attention_workspace_bytes(B, T, NH));
-  cu::attention_forward(*g.blas, d_out.p, d_att.p, d_qkv.p, ws.p, B, T, C, NH);
-  std::vector<float> out(B * T * C), att(B * NH * T * T), dqkv(qkv.size(), 0);
-  k::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
-  CHECK_NERR(f32(d_att.get()), att, 1e-2);
-  CHECK_NERR(f32(d_out.get()), out, 2e-2);
-  cu::attention_backward(*g.blas, d_dqkv.p, d_dy.p, d_qkv.p, d_att.p, ws.p, B, T, C, NH);
-  k::attention_backward(dqkv.data(), dy.data(), qkv.data(), att.data(), B, T, C, NH);
-  CHECK_NERR(f32(d_dqkv.get()), dqkv, 3e-2);
+  const int64_t B = 2, T = 33, C = 48;
+  for (const auto& [NH, KVH] : {std::pair<int64_t, int64_t>{4, 4}, {4, 2}, {4, 1}}) {
+    CAPTURE(NH, KVH);
+    const int64_t W = cu::attention_qkv_width(C, NH, KVH);
+    const auto qkv = randn(B * T * W, 1), dy = randn(B * T * C, 2);
+    Dev<bf16> d_qkv(b16(qkv)), d_dy(b16(dy)), d_out(static_cast<size_t>(B * T * C)),
+        d_att(static_cast<size_t>(B * NH * T * T)), d_dqkv(qkv.size());
+    Dev<char> ws(cu::attention_workspace_bytes(B, T, NH));
+    cu::attention_forward(*g.blas, d_out.p, d_att.p, d_qkv.p, ws.p, B, T, C, NH, KVH);
+    std::vector<float> out(B * T * C), att(B * NH * T * T), dqkv(qkv.size(), 0);
+    k::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH, KVH);
+    CHECK_NERR(f32(d_att.get()), att, 1e-2);
+    CHECK_NERR(f32(d_out.get()), out, 2e-2);
+    cu::attention_backward(*g.blas, d_dqkv.p, d_dy.p, d_qkv.p, d_att.p, ws.p, B, T, C, NH, KVH);
+    k::attention_backward(dqkv.data(), dy.data(), qkv.data(), att.data(), B, T, C, NH, KVH);
+    CHECK_NERR(f32(d_dqkv.get()), dqkv, 3e-2);
+  }
 }
 
 TEST_CASE("cuda: element-wise activations, residual, bias", "[gpu]") {

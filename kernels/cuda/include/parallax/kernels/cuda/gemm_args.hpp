@@ -63,38 +63,45 @@ inline RowMajorGemm gemm_linear_dweight(int64_t N, int64_t C, int64_t OC) {
   return {true, false, OC, C, N, OC, C, C, 0, 0, 0, 1};
 }
 
-// Causal attention of one batch element b, batched over its NH heads of size hs = C/NH; qkv
-// rows are (3C) wide with q, k, v blocks of C and heads contiguous inside each block; scores
-// (NH, T, T); y rows C wide. Offsets of the operands are the caller's (q at 0, k at C, v at 2C).
-// scores_h (T, T) = q_h (T, hs) @ k_h^T
-inline RowMajorGemm gemm_attention_scores(int64_t T, int64_t C, int64_t NH) {
-  const int64_t hs = C / NH;
-  return {false, true, T, T, hs, 3 * C, 3 * C, T, hs, hs, T * T, NH};
+// Causal attention of one batch element b with NH query heads of size hs = C/NH and KVH key/value
+// heads (grouped-query attention: query head h uses KV head h / G, G = NH/KVH; KVH = NH is
+// multi-head attention). qkv rows are W = C + 2 KVH hs wide: q (C), k (KVH hs), v (KVH hs), heads
+// contiguous inside each block; scores (NH, T, T); y rows C wide. One GEMM per member g of a
+// group, batched over the KVH groups: query head kv*G + g (q stride G hs, scores stride G T^2)
+// against KV head kv (stride hs). The caller's offsets: q at g hs, k at C, v at C + KVH hs,
+// scores at g T^2.
+inline int64_t attention_qkv_width(int64_t C, int64_t NH, int64_t KVH) {
+  return C + 2 * KVH * (C / NH);
 }
-// y_h (T, hs) = att_h (T, T) @ v_h (T, hs)
-inline RowMajorGemm gemm_attention_values(int64_t T, int64_t C, int64_t NH) {
-  const int64_t hs = C / NH;
-  return {false, false, T, hs, T, T, 3 * C, C, T * T, hs, hs, NH};
+// scores_h (T, T) = q_h (T, hs) @ k_kv^T
+inline RowMajorGemm gemm_attention_scores(int64_t T, int64_t C, int64_t NH, int64_t KVH) {
+  const int64_t hs = C / NH, G = NH / KVH, W = attention_qkv_width(C, NH, KVH);
+  return {false, true, T, T, hs, W, W, T, G * hs, hs, G * T * T, KVH};
 }
-// datt_h (T, T) = dy_h (T, hs) @ v_h^T
-inline RowMajorGemm gemm_attention_datt(int64_t T, int64_t C, int64_t NH) {
-  const int64_t hs = C / NH;
-  return {false, true, T, T, hs, C, 3 * C, T, hs, hs, T * T, NH};
+// y_h (T, hs) = att_h (T, T) @ v_kv (T, hs)
+inline RowMajorGemm gemm_attention_values(int64_t T, int64_t C, int64_t NH, int64_t KVH) {
+  const int64_t hs = C / NH, G = NH / KVH, W = attention_qkv_width(C, NH, KVH);
+  return {false, false, T, hs, T, T, W, C, G * T * T, hs, G * hs, KVH};
 }
-// dv_h (T, hs) += att_h^T (T, T) @ dy_h (T, hs)
-inline RowMajorGemm gemm_attention_dv(int64_t T, int64_t C, int64_t NH) {
-  const int64_t hs = C / NH;
-  return {true, false, T, hs, T, T, C, 3 * C, T * T, hs, hs, NH};
+// datt_h (T, T) = dy_h (T, hs) @ v_kv^T
+inline RowMajorGemm gemm_attention_datt(int64_t T, int64_t C, int64_t NH, int64_t KVH) {
+  const int64_t hs = C / NH, G = NH / KVH, W = attention_qkv_width(C, NH, KVH);
+  return {false, true, T, T, hs, C, W, T, G * hs, hs, G * T * T, KVH};
 }
-// dq_h (T, hs) += dpre_h (T, T) @ k_h (T, hs)
-inline RowMajorGemm gemm_attention_dq(int64_t T, int64_t C, int64_t NH) {
-  const int64_t hs = C / NH;
-  return {false, false, T, hs, T, T, 3 * C, 3 * C, T * T, hs, hs, NH};
+// dv_kv (T, hs) += att_h^T (T, T) @ dy_h (T, hs)   (summed over the group's g by the caller)
+inline RowMajorGemm gemm_attention_dv(int64_t T, int64_t C, int64_t NH, int64_t KVH) {
+  const int64_t hs = C / NH, G = NH / KVH, W = attention_qkv_width(C, NH, KVH);
+  return {true, false, T, hs, T, T, C, W, G * T * T, G * hs, hs, KVH};
 }
-// dk_h (T, hs) += dpre_h^T (T, T) @ q_h (T, hs)
-inline RowMajorGemm gemm_attention_dk(int64_t T, int64_t C, int64_t NH) {
-  const int64_t hs = C / NH;
-  return {true, false, T, hs, T, T, 3 * C, 3 * C, T * T, hs, hs, NH};
+// dq_h (T, hs) += dpre_h (T, T) @ k_kv (T, hs)
+inline RowMajorGemm gemm_attention_dq(int64_t T, int64_t C, int64_t NH, int64_t KVH) {
+  const int64_t hs = C / NH, G = NH / KVH, W = attention_qkv_width(C, NH, KVH);
+  return {false, false, T, hs, T, T, W, W, G * T * T, hs, G * hs, KVH};
+}
+// dk_kv (T, hs) += dpre_h^T (T, T) @ q_h (T, hs)   (summed over the group's g by the caller)
+inline RowMajorGemm gemm_attention_dk(int64_t T, int64_t C, int64_t NH, int64_t KVH) {
+  const int64_t hs = C / NH, G = NH / KVH, W = attention_qkv_width(C, NH, KVH);
+  return {true, false, T, hs, T, T, W, W, G * T * T, G * hs, hs, KVH};
 }
 
 }  // namespace parallax::kernels::cuda

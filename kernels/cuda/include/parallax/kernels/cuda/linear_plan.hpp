@@ -40,47 +40,55 @@ void matmul_backward_plan(Gemm&& gemm, BiasBack&& bias_backward, T* dinp, float*
 }
 
 // scores: (B, NH, T, T) fp32 workspace. softmax(att, scores, rows, T): causal softmax of each
-// of the B*NH*T rows (row r is query position r % T).
+// of the B*NH*T rows (row r is query position r % T). qkv rows: q (C) | k (KVH hs) | v (KVH hs)
+// (gemm_args.hpp); per batch element, one strided-batched GEMM per member g of a query group.
 template <class Gemm, class Softmax, class T>
 void attention_forward_plan(Gemm&& gemm, Softmax&& softmax, T* out, T* att, const T* qkv,
-                            float* scores, int64_t B, int64_t Tn, int64_t C, int64_t NH) {
-  const float scale = 1.0f / std::sqrt(static_cast<float>(C / NH));
-  const int64_t C3 = 3 * C, TT = Tn * Tn;
-  // One strided-batched GEMM per batch element over its heads (q, k, v heads are hs apart).
+                            float* scores, int64_t B, int64_t Tn, int64_t C, int64_t NH,
+                            int64_t KVH) {
+  const int64_t hs = C / NH, G = NH / KVH, W = attention_qkv_width(C, NH, KVH), TT = Tn * Tn;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   for (int64_t b = 0; b < B; ++b)
-    gemm(gemm_attention_scores(Tn, C, NH), scale, qkv + b * Tn * C3, DType::bf16,
-         qkv + b * Tn * C3 + C, DType::bf16, 0.0f, scores + b * NH * TT, DType::f32);
+    for (int64_t g = 0; g < G; ++g)
+      gemm(gemm_attention_scores(Tn, C, NH, KVH), scale, qkv + b * Tn * W + g * hs, DType::bf16,
+           qkv + b * Tn * W + C, DType::bf16, 0.0f, scores + b * NH * TT + g * TT, DType::f32);
   softmax(att, scores, B * NH * Tn, Tn);
   for (int64_t b = 0; b < B; ++b)
-    gemm(gemm_attention_values(Tn, C, NH), 1.0f, att + b * NH * TT, DType::bf16,
-         qkv + b * Tn * C3 + 2 * C, DType::bf16, 0.0f, out + b * Tn * C, DType::bf16);
+    for (int64_t g = 0; g < G; ++g)
+      gemm(gemm_attention_values(Tn, C, NH, KVH), 1.0f, att + b * NH * TT + g * TT, DType::bf16,
+           qkv + b * Tn * W + C + KVH * hs, DType::bf16, 0.0f, out + b * Tn * C + g * hs,
+           DType::bf16);
 }
 
 // datt: (B, NH, T, T) fp32 workspace; dpre: (B, NH, T, T) workspace of T.
-// softmax_backward(dpre, att, datt, scale, rows, T).
+// softmax_backward(dpre, att, datt, scale, rows, T). dqkv is accumulated into (beta 1): the
+// k and v gradients sum over the G query heads sharing them.
 template <class Gemm, class SoftmaxBack, class T>
 void attention_backward_plan(Gemm&& gemm, SoftmaxBack&& softmax_backward, T* dqkv, const T* dout,
                              const T* qkv, const T* att, float* datt, T* dpre, int64_t B,
-                             int64_t Tn, int64_t C, int64_t NH) {
-  const float scale = 1.0f / std::sqrt(static_cast<float>(C / NH));
-  const int64_t C3 = 3 * C, TT = Tn * Tn;
-  for (int64_t b = 0; b < B; ++b) {
-    const T* q = qkv + b * Tn * C3;
-    const T* dy = dout + b * Tn * C;
-    gemm(gemm_attention_datt(Tn, C, NH), 1.0f, dy, DType::bf16, q + 2 * C, DType::bf16, 0.0f,
-         datt + b * NH * TT, DType::f32);
-    gemm(gemm_attention_dv(Tn, C, NH), 1.0f, att + b * NH * TT, DType::bf16, dy, DType::bf16, 1.0f,
-         dqkv + b * Tn * C3 + 2 * C, DType::bf16);
-  }
+                             int64_t Tn, int64_t C, int64_t NH, int64_t KVH) {
+  const int64_t hs = C / NH, G = NH / KVH, W = attention_qkv_width(C, NH, KVH), TT = Tn * Tn;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  const int64_t k_off = C, v_off = C + KVH * hs;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t g = 0; g < G; ++g) {
+      const T* q = qkv + b * Tn * W;
+      const T* dy = dout + b * Tn * C + g * hs;
+      gemm(gemm_attention_datt(Tn, C, NH, KVH), 1.0f, dy, DType::bf16, q + v_off, DType::bf16,
+           0.0f, datt + b * NH * TT + g * TT, DType::f32);
+      gemm(gemm_attention_dv(Tn, C, NH, KVH), 1.0f, att + b * NH * TT + g * TT, DType::bf16, dy,
+           DType::bf16, 1.0f, dqkv + b * Tn * W + v_off, DType::bf16);
+    }
   softmax_backward(dpre, att, datt, scale, B * NH * Tn, Tn);
-  for (int64_t b = 0; b < B; ++b) {
-    const T* q = qkv + b * Tn * C3;
-    const T* dp = dpre + b * NH * TT;
-    gemm(gemm_attention_dq(Tn, C, NH), 1.0f, dp, DType::bf16, q + C, DType::bf16, 1.0f,
-         dqkv + b * Tn * C3, DType::bf16);
-    gemm(gemm_attention_dk(Tn, C, NH), 1.0f, dp, DType::bf16, q, DType::bf16, 1.0f,
-         dqkv + b * Tn * C3 + C, DType::bf16);
-  }
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t g = 0; g < G; ++g) {
+      const T* q = qkv + b * Tn * W;
+      const T* dp = dpre + b * NH * TT + g * TT;
+      gemm(gemm_attention_dq(Tn, C, NH, KVH), 1.0f, dp, DType::bf16, q + k_off, DType::bf16, 1.0f,
+           dqkv + b * Tn * W + g * hs, DType::bf16);
+      gemm(gemm_attention_dk(Tn, C, NH, KVH), 1.0f, dp, DType::bf16, q + g * hs, DType::bf16, 1.0f,
+           dqkv + b * Tn * W + k_off, DType::bf16);
+    }
 }
 
 }  // namespace parallax::kernels::cuda

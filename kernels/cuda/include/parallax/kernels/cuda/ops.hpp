@@ -45,11 +45,13 @@ void rmsnorm_backward(bf16* dinp, float* dweight, const bf16* dout, const bf16* 
 // Causal attention (batched cuBLAS + softmax kernels). Workspace of
 // attention_workspace_bytes(B, T, NH): fp32 scores / their gradients and bf16 softmax gradients.
 size_t attention_workspace_bytes(int64_t B, int64_t T, int64_t NH);
+// KVH key/value heads (grouped-query attention; KVH = NH: multi-head); qkv rows q | k | v
+// (gemm_args.hpp's attention_qkv_width).
 void attention_forward(const Blas& blas, bf16* out, bf16* att, const bf16* qkv, void* workspace,
-                       int64_t B, int64_t T, int64_t C, int64_t NH);
+                       int64_t B, int64_t T, int64_t C, int64_t NH, int64_t KVH);
 void attention_backward(const Blas& blas, bf16* dqkv, const bf16* dout, const bf16* qkv,
                         const bf16* att, void* workspace, int64_t B, int64_t T, int64_t C,
-                        int64_t NH);
+                        int64_t NH, int64_t KVH);
 // Softmax kernels of attention, exposed for the op tests. scores (rows, T) fp32 for `rows`
 // = B*NH*T query rows; row r is query position r % T.
 void causal_softmax_forward(bf16* att, const float* scores, int64_t rows, int64_t T,

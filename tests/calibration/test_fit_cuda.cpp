@@ -33,6 +33,15 @@ TEST_CASE("layer GEMM shapes of a SwiGLU model double the FFN's first GEMM") {
   CHECK(s[0].m == 4096);
 }
 
+TEST_CASE("layer GEMM shapes of a grouped-query model narrow the QKV GEMM") {
+  // llama3-8b: hidden 4096 = 32 heads of 128, 8 key/value heads; tp 4: q 1024 + k 256 + v 256.
+  const ModelSpec m = load_model("llama3-8b");
+  REQUIRE((m.heads == 32 && m.kv_heads == 8 && m.hidden == 4096));
+  const auto s = calib::layer_linear_shapes(m, 4, 1);
+  CHECK((s[0].name == "qkv" && s[0].n == 4096 / 4 + 2 * (8 / 4) * 128));
+  CHECK(s[1].k == 4096 / 4);
+}
+
 namespace {
 
 calib::RawCalibration cuda_sweep(const ModelSpec& m, double fwd_eff, double dgrad_eff,

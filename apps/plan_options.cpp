@@ -26,6 +26,9 @@ void add_job_options(CLI::App& app, PlanOptions& o, bool with_gpus) {
   app.add_option("--attention-kernel", o.attention_kernel,
                  "fused attention kernel (presets/attention/: flash-attention-2, flash-attention-3, "
                  "cudnn, triton-flash) or JSON file; default: the stack's for the GPU");
+  app.add_option("--attention", o.attention,
+                 "the attention core, overriding the stack's: fused (blocked, no s x s scores; the "
+                 "executor's CPU backend runs its own blocked kernel) or unfused");
   app.add_option("--tokens", o.tokens, "total training tokens");
   app.add_option("--price", o.price, "price per GPU-hour (USD)");
   app.add_option("--profile", o.profile, "efficiency profile preset or JSON file (default: the cluster's)");

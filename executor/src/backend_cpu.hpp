@@ -28,6 +28,7 @@ class CpuBackend {
   struct StashSync {};
   static constexpr bool kMixed = false;  // no separate master weights
   static constexpr const char* kName = "cpu";
+  static constexpr bool kFlashAttention = true;  // kernels::flash_attention_forward/backward
 
   explicit CpuBackend(Recorder& rec) : rec_(rec) {}
 
@@ -103,12 +104,29 @@ class CpuBackend {
     kernels::rmsnorm_backward(dinp, dw, dout, inp, w, rstd, N, C);
   }
   void attention_forward(float* out, float* att, const float* qkv, int64_t B, int64_t T,
-                         int64_t C, int64_t NH) {
-    kernels::attention_forward(out, att, qkv, B, T, C, NH);
+                         int64_t C, int64_t NH, int64_t KVH) {
+    kernels::attention_forward(out, att, qkv, B, T, C, NH, KVH);
   }
   void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att,
-                          int64_t B, int64_t T, int64_t C, int64_t NH) {
-    kernels::attention_backward(dqkv, dout, qkv, att, B, T, C, NH);
+                          int64_t B, int64_t T, int64_t C, int64_t NH, int64_t KVH) {
+    kernels::attention_backward(dqkv, dout, qkv, att, B, T, C, NH, KVH);
+  }
+  void flash_attention_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T,
+                               int64_t C, int64_t NH, int64_t KVH) {
+    kernels::flash_attention_forward(out, lse, qkv, B, T, C, NH, KVH);
+  }
+  void flash_attention_backward(float* dqkv, const float* dout, const float* qkv, const float* out,
+                                const float* lse, int64_t B, int64_t T, int64_t C, int64_t NH,
+                                int64_t KVH) {
+    kernels::flash_attention_backward(dqkv, dout, qkv, out, lse, B, T, C, NH, KVH);
+  }
+  void rope_forward(float* x, int64_t rows, int64_t row_stride, int64_t heads, int64_t head_dim,
+                    const float* inv_freq, int64_t row0, int64_t T) {
+    kernels::rope_forward(x, rows, row_stride, heads, head_dim, inv_freq, row0, T);
+  }
+  void rope_backward(float* dx, int64_t rows, int64_t row_stride, int64_t heads, int64_t head_dim,
+                     const float* inv_freq, int64_t row0, int64_t T) {
+    kernels::rope_backward(dx, rows, row_stride, heads, head_dim, inv_freq, row0, T);
   }
   void gelu_forward(float* out, const float* inp, int64_t n) { kernels::gelu_forward(out, inp, n); }
   void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t n) {

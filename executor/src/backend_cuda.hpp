@@ -169,6 +169,9 @@ class CudaBackend {
   using Comm = CudaComm;
   static constexpr bool kMixed = true;
   static constexpr const char* kName = "cuda";
+  // Attention runs as cuBLAS GEMMs around a softmax kernel (the s x s scores materialised); no
+  // fused kernel: run.cpp refuses a plan whose job asks for fused attention.
+  static constexpr bool kFlashAttention = false;
 
   // Send-completion events of a stash (waited for before the stash is reused).
   class StashSync {
@@ -268,12 +271,21 @@ class CudaBackend {
     kernels::cuda::rmsnorm_backward(dinp, dw, dout, inp, w, rstd, N, C, compute_);
   }
   void attention_forward(bf16* out, bf16* att, const bf16* qkv, int64_t B, int64_t T, int64_t C,
-                         int64_t NH) {
-    kernels::cuda::attention_forward(*blas_, out, att, qkv, attention_ws_.data(), B, T, C, NH);
+                         int64_t NH, int64_t KVH) {
+    kernels::cuda::attention_forward(*blas_, out, att, qkv, attention_ws_.data(), B, T, C, NH, KVH);
   }
   void attention_backward(bf16* dqkv, const bf16* dout, const bf16* qkv, const bf16* att,
-                          int64_t B, int64_t T, int64_t C, int64_t NH) {
-    kernels::cuda::attention_backward(*blas_, dqkv, dout, qkv, att, attention_ws_.data(), B, T, C, NH);
+                          int64_t B, int64_t T, int64_t C, int64_t NH, int64_t KVH) {
+    kernels::cuda::attention_backward(*blas_, dqkv, dout, qkv, att, attention_ws_.data(), B, T, C,
+                                      NH, KVH);
+  }
+  void rope_forward(bf16* x, int64_t rows, int64_t row_stride, int64_t heads, int64_t head_dim,
+                    const float* inv_freq, int64_t row0, int64_t T) {
+    kernels::cuda::rope_forward(x, rows, row_stride, heads, head_dim, inv_freq, row0, T, compute_);
+  }
+  void rope_backward(bf16* dx, int64_t rows, int64_t row_stride, int64_t heads, int64_t head_dim,
+                     const float* inv_freq, int64_t row0, int64_t T) {
+    kernels::cuda::rope_backward(dx, rows, row_stride, heads, head_dim, inv_freq, row0, T, compute_);
   }
   void gelu_forward(bf16* out, const bf16* inp, int64_t n) {
     kernels::cuda::gelu_forward(out, inp, n, compute_);

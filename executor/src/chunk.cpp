@@ -6,14 +6,17 @@
 
 namespace parallax::exec {
 
-Dims chunk_dims(const ModelSpec& m, const PlanSpec& p, int64_t tp_rank) {
+Dims chunk_dims(const ModelSpec& m, const PlanSpec& p, int64_t tp_rank, bool flash_attention) {
   Dims d;
   d.B = p.micro_batch;
   d.T = m.seq_len;
   d.N = d.B * d.T;
   d.C = m.hidden;
   d.NH = m.heads / p.tp;
-  d.Ct = d.NH * m.head_dim();
+  d.KVH = (m.kv_heads > 0 ? m.kv_heads : m.heads) / p.tp;
+  d.hd = m.head_dim();
+  d.Ct = d.NH * d.hd;
+  d.Wqkv = d.Ct + 2 * d.KVH * d.hd;
   d.F = m.ffn_hidden / p.tp;
   d.swiglu = m.activation == Activation::swiglu;
   d.fc_out = d.swiglu ? 2 * d.F : d.F;
@@ -22,6 +25,8 @@ Dims chunk_dims(const ModelSpec& m, const PlanSpec& p, int64_t tp_rank) {
   d.vocab_valid = std::clamp<int64_t>(m.vocab - d.vocab_start, 0, d.Vl);
   d.layernorm = m.norm == Norm::layernorm;
   d.learned_pos = m.position == Position::learned;
+  d.rope = m.position == Position::rope;
+  d.flash = flash_attention;
   d.sp = p.sequence_parallel && p.tp > 1;
   d.Ns = d.sp ? d.N / p.tp : d.N;
   d.row0 = d.sp ? tp_rank * d.Ns : 0;

@@ -9,9 +9,12 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "parallax/executor/chunk.hpp"
+#include "parallax/kernels/cpu.hpp"
 
 namespace parallax::exec {
 
@@ -51,8 +54,9 @@ class ChunkT {
   using Stash = StashT<Be>;
   using Ctx = ExecContextT<Be>;
 
+  // flash_attention: the blocked kernel (a backend with kFlashAttention only).
   ChunkT(Be& be, const ModelSpec& m, const PlanSpec& p, int64_t stage, int64_t tp_rank,
-         int64_t offset);
+         int64_t offset, bool flash_attention);
 
   const std::vector<ParamTensor>& table() const { return table_; }
   int64_t stage() const { return stage_; }
@@ -88,6 +92,10 @@ class ChunkT {
               const char* name);
   void matmul_back(act* dinp, float* dw, float* db, const act* dout, const act* inp, const wt* w,
                    int64_t C, int64_t OC, Ctx& x, const char* name);
+  void rope(act* qkv, Ctx& x, bool backward);
+  void attention(const Acts& a, Ctx& x);
+  void attention_back(const Acts& a, Ctx& x);
+  int64_t stats_per_layer() const;
   Acts layout_layer(act*& cur, float*& fcur, bool full) const;
   int64_t act_floats_per_layer() const;
 
@@ -105,6 +113,7 @@ class ChunkT {
   // allocated once here.
   typename Be::template Buffer<act> scratch_;
   typename Be::template Buffer<float> scratch_stats_;
+  typename Be::template Buffer<float> inv_freq_;  // (head_dim / 2) with rope
   Acts work_;  // full layer activations for recomputation
   act *tmp_ = nullptr, *dln_ = nullptr, *dqkv_ = nullptr, *datty_ = nullptr;
   act *dfch_ = nullptr, *dfch_act_ = nullptr, *att_scratch_ = nullptr, *atty_scratch_ = nullptr;
@@ -120,23 +129,26 @@ inline std::string shape2(int64_t a, int64_t b) { return std::to_string(a) + "x"
 
 template <class Be>
 ChunkT<Be>::ChunkT(Be& be, const ModelSpec& m, const PlanSpec& p, int64_t stage, int64_t tp_rank,
-                   int64_t offset)
+                   int64_t offset, bool flash_attention)
     : be_(be), m_(m), p_(p), stage_(stage) {
+  if (flash_attention && !Be::kFlashAttention)
+    throw std::logic_error(std::string("the ") + Be::kName + " backend has no fused attention kernel");
   const int64_t stages = p.pp * p.vpp;
   first_ = stage == 0;
   last_ = stage == stages - 1;
   first_layer_ = stage * layers_per_stage(m, p);
   table_ = stage_param_table(m, p, stage, tp_rank, offset);
-  d_ = chunk_dims(m, p, tp_rank);
-  be.reserve_attention(d_.B, d_.T, d_.NH);
+  d_ = chunk_dims(m, p, tp_rank, flash_attention);
+  if (!d_.flash) be.reserve_attention(d_.B, d_.T, d_.NH);
+  const int64_t att_square = d_.flash ? 0 : d_.B * d_.NH * d_.T * d_.T;
 
   // Scratch: one full layer (recompute), proj output, backward temporaries.
   const int64_t N = d_.N, C = d_.C;
   const int64_t layer = act_floats_per_layer() + N * C;  // + work_.out
-  const int64_t temps = N * C * 3 + N * 3 * d_.Ct + N * d_.Ct * 2 + N * d_.fc_out + N * d_.F +
-                        d_.B * d_.NH * d_.T * d_.T;
+  const int64_t temps = N * C * 3 + N * d_.Wqkv + N * d_.Ct * 2 + N * d_.fc_out + N * d_.F +
+                        att_square;
   scratch_ = be.template alloc<act>(layer + temps);
-  scratch_stats_ = be.template alloc<float>(4 * d_.Ns);
+  scratch_stats_ = be.template alloc<float>(stats_per_layer());
   act* cur = scratch_.data();
   float* fcur = scratch_stats_.data();
   work_ = layout_layer(cur, fcur, false);
@@ -150,19 +162,38 @@ ChunkT<Be>::ChunkT(Be& be, const ModelSpec& m, const PlanSpec& p, int64_t stage,
   tmp_ = take(N * C);
   dln_ = take(N * C);
   dres_full_ = take(N * C);
-  dqkv_ = take(N * 3 * d_.Ct);
+  dqkv_ = take(N * d_.Wqkv);
   datty_ = take(N * d_.Ct);
   atty_scratch_ = take(N * d_.Ct);
   dfch_ = take(N * d_.fc_out);
   dfch_act_ = take(N * d_.F);
-  att_scratch_ = take(d_.B * d_.NH * d_.T * d_.T);
+  att_scratch_ = d_.flash ? nullptr : take(att_square);
+  if (d_.rope) {
+    kernels::RopeScaling scaling;
+    scaling.factor = m.rope_scaling.factor;
+    scaling.low_freq_factor = m.rope_scaling.low_freq_factor;
+    scaling.high_freq_factor = m.rope_scaling.high_freq_factor;
+    scaling.original_max_position = static_cast<double>(m.rope_scaling.original_max_position);
+    std::vector<float> host(static_cast<size_t>(d_.hd / 2));
+    kernels::rope_inv_freq(host.data(), d_.hd, m.rope_base, scaling);
+    inv_freq_ = be.template alloc<float>(d_.hd / 2);
+    be.upload(inv_freq_.data(), host.data(), d_.hd / 2);
+  }
+}
+
+// fp32 statistics of one layer: the two norms' mean and rstd (Ns each), and with fused
+// attention each query row's log-sum-exp.
+template <class Be>
+int64_t ChunkT<Be>::stats_per_layer() const {
+  return 4 * d_.Ns + (d_.flash ? d_.B * d_.NH * d_.T : 0);
 }
 
 template <class Be>
 int64_t ChunkT<Be>::act_floats_per_layer() const {
   const int64_t N = d_.N, C = d_.C;
-  const int64_t att = p_.recompute == Recompute::selective ? 0 : d_.B * d_.NH * d_.T * d_.T;
-  return 2 * N * C + d_.Ns * C + N * 3 * d_.Ct + att + N * d_.Ct + N * d_.fc_out + N * d_.F;
+  const bool scores_kept = !d_.flash && p_.recompute != Recompute::selective;
+  const int64_t att = scores_kept ? d_.B * d_.NH * d_.T * d_.T : 0;
+  return 2 * N * C + d_.Ns * C + N * d_.Wqkv + att + N * d_.Ct + N * d_.fc_out + N * d_.F;
 }
 
 template <class Be>
@@ -183,8 +214,10 @@ LayerActsT<typename Be::act> ChunkT<Be>::layout_layer(act*& cur, float*& fcur, b
   a.ln1 = take(N * C);
   a.ln1_mean = stat(Ns);
   a.ln1_rstd = stat(Ns);
-  a.qkv = take(N * 3 * d_.Ct);
-  a.att = p_.recompute == Recompute::selective ? nullptr : take(d_.B * d_.NH * d_.T * d_.T);
+  a.qkv = take(N * d_.Wqkv);
+  const bool scores_kept = !d_.flash && p_.recompute != Recompute::selective;
+  a.att = scores_kept ? take(d_.B * d_.NH * d_.T * d_.T) : nullptr;
+  if (d_.flash) a.lse = stat(d_.B * d_.NH * d_.T);
   a.atty = take(N * d_.Ct);
   a.resid2 = take(Ns * C);
   a.ln2 = take(N * C);
@@ -247,7 +280,7 @@ std::unique_ptr<StashT<Be>> ChunkT<Be>::make_stash() const {
                       (p_.recompute_layers == 0 || l < p_.recompute_layers);
     s->recomputed[static_cast<size_t>(l)] = full;
     floats += Ns * C + (full ? 0 : act_floats_per_layer());
-    stats += full ? 0 : 4 * Ns;
+    stats += full ? 0 : stats_per_layer();
   }
   if (last_) {
     floats += N * C + N * d_.Vl;
@@ -346,23 +379,85 @@ const typename Be::act* ChunkT<Be>::gathered_grad(const act* dres, Ctx& x, const
   return dres_full_;
 }
 
+// Rotary embeddings of q and k inside the fused QKV activation (N, Wqkv), all N rows (row r at
+// position r % T); backward turns the gradients of the rotated q and k into those of the
+// unrotated ones, in place. 6 flops per rotated pair.
+template <class Be>
+void ChunkT<Be>::rope(act* qkv, Ctx& x, bool backward) {
+  const double flops = 3.0 * static_cast<double>(d_.N * (d_.NH + d_.KVH) * d_.hd);
+  x.be.time(backward ? "rope_backward" : "rope", flops, chunk_detail::shape2(d_.N, d_.Ct + d_.KVH * d_.hd), [&] {
+    if (backward) {
+      x.be.rope_backward(qkv, d_.N, d_.Wqkv, d_.NH, d_.hd, inv_freq_.data(), 0, d_.T);
+      x.be.rope_backward(qkv + d_.Ct, d_.N, d_.Wqkv, d_.KVH, d_.hd, inv_freq_.data(), 0, d_.T);
+    } else {
+      x.be.rope_forward(qkv, d_.N, d_.Wqkv, d_.NH, d_.hd, inv_freq_.data(), 0, d_.T);
+      x.be.rope_forward(qkv + d_.Ct, d_.N, d_.Wqkv, d_.KVH, d_.hd, inv_freq_.data(), 0, d_.T);
+    }
+  });
+}
+
+// The attention core, a.qkv -> a.atty. Unfused: the (B, NH, T, T) probabilities into a.att (or
+// the scratch under selective recompute), 4 B T^2 Ct flops counted over the whole square as the
+// kernel computes it. Fused: the blocked kernel over the causal half, 2 B T^2 Ct, keeping a.lse.
+template <class Be>
+void ChunkT<Be>::attention(const Acts& a, Ctx& x) {
+  const double square = static_cast<double>(d_.B * d_.T * d_.T * d_.Ct);
+  const std::string shape = std::to_string(d_.B) + "x" + std::to_string(d_.NH) + "x" + std::to_string(d_.T);
+  if constexpr (Be::kFlashAttention) {
+    if (d_.flash) {
+      x.be.time("attention", 2.0 * square, shape, [&] {
+        x.be.flash_attention_forward(a.atty, a.lse, a.qkv, d_.B, d_.T, d_.Ct, d_.NH, d_.KVH);
+      });
+      return;
+    }
+  }
+  x.be.time("attention", 4.0 * square, shape, [&] {
+    x.be.attention_forward(a.atty, a.att ? a.att : att_scratch_, a.qkv, d_.B, d_.T, d_.Ct, d_.NH,
+                           d_.KVH);
+  });
+}
+
+// dqkv_ (zeroed here) from datty_. Fused: the scores recomputed inside the kernel from a.lse,
+// five products over the causal half (2.5x the forward); unfused: the probabilities kept, or
+// recomputed first under selective recompute.
+template <class Be>
+void ChunkT<Be>::attention_back(const Acts& a, Ctx& x) {
+  const double square = static_cast<double>(d_.B * d_.T * d_.T * d_.Ct);
+  x.be.zero(dqkv_, d_.N * d_.Wqkv);
+  if constexpr (Be::kFlashAttention) {
+    if (d_.flash) {
+      x.be.time("attention_backward", 5.0 * square, "", [&] {
+        x.be.flash_attention_backward(dqkv_, datty_, a.qkv, a.atty, a.lse, d_.B, d_.T, d_.Ct,
+                                      d_.NH, d_.KVH);
+      });
+      return;
+    }
+  }
+  const act* att = a.att;
+  if (!att) {  // selective recompute: the attention scores again, from the kept qkv
+    x.be.time("attention_recompute", 4.0 * square, "", [&] {
+      x.be.attention_forward(atty_scratch_, att_scratch_, a.qkv, d_.B, d_.T, d_.Ct, d_.NH, d_.KVH);
+    });
+    att = att_scratch_;
+  }
+  x.be.time("attention_backward", 8.0 * square, "", [&] {
+    x.be.attention_backward(dqkv_, datty_, a.qkv, att, d_.B, d_.T, d_.Ct, d_.NH, d_.KVH);
+  });
+}
+
 template <class Be>
 void ChunkT<Be>::layer_forward(const LayerWeightsT<wt>& w, const Acts& a, Ctx& x) {
   using chunk_detail::shape2;
   const int64_t N = d_.N, Ns = d_.Ns, C = d_.C;
   norm_forward(a.ln1 + d_.row0 * C, a.ln1_mean, a.ln1_rstd, a.inp, w.ln1w, w.ln1b, x, "ln_1");
   gather_rows(a.ln1, x, "tp_all_gather_ln_1");
-  matmul(a.qkv, a.ln1, w.qkvw, w.qkvb, C, 3 * d_.Ct, x, "matmul_qkv");
-  const double attn_flops = 4.0 * static_cast<double>(d_.B * d_.T * d_.T * d_.Ct);
-  x.be.time("attention", attn_flops,
-            std::to_string(d_.B) + "x" + std::to_string(d_.NH) + "x" + std::to_string(d_.T), [&] {
-              x.be.attention_forward(a.atty, a.att ? a.att : att_scratch_, a.qkv, d_.B, d_.T,
-                                     d_.Ct, d_.NH);
-            });
+  matmul(a.qkv, a.ln1, w.qkvw, w.qkvb, C, d_.Wqkv, x, "matmul_qkv");
+  if (d_.rope) rope(a.qkv, x, false);
+  attention(a, x);
   matmul(tmp_, a.atty, w.attprojw, nullptr, d_.Ct, C, x, "matmul_attn_proj");
   act* part = scatter_rows(tmp_, x, "tp_all_reduce_attn_proj");
   x.be.time("residual", static_cast<double>(2 * Ns * C), std::to_string(Ns * C), [&] {
-    x.be.bias_forward(part, w.attprojb, Ns, C);
+    if (w.attprojb) x.be.bias_forward(part, w.attprojb, Ns, C);
     x.be.residual_forward(a.resid2, a.inp, part, Ns * C);
   });
   norm_forward(a.ln2 + d_.row0 * C, a.ln2_mean, a.ln2_rstd, a.resid2, w.ln2w, w.ln2b, x, "ln_2");
@@ -378,7 +473,7 @@ void ChunkT<Be>::layer_forward(const LayerWeightsT<wt>& w, const Acts& a, Ctx& x
   matmul(tmp_, a.fch_act, w.fcprojw, nullptr, d_.F, C, x, "matmul_fc_proj");
   part = scatter_rows(tmp_, x, "tp_all_reduce_fc_proj");
   x.be.time("residual", static_cast<double>(2 * Ns * C), std::to_string(Ns * C), [&] {
-    x.be.bias_forward(part, w.fcprojb, Ns, C);
+    if (w.fcprojb) x.be.bias_forward(part, w.fcprojb, Ns, C);
     x.be.residual_forward(a.out, a.resid2, part, Ns * C);
   });
 }
@@ -388,8 +483,9 @@ void ChunkT<Be>::layer_backward(const LayerWeightsT<wt>& w, const LayerWeightsT<
                                 const Acts& a, act* dres, Ctx& x) {
   const int64_t N = d_.N, Ns = d_.Ns, C = d_.C;
   // MLP branch: dres (Ns, C) is the gradient of out = resid2 + fc_proj.
-  x.be.time("bias_backward", static_cast<double>(Ns * C), std::to_string(Ns * C),
-            [&] { x.be.bias_backward(g.fcprojb, dres, Ns, C); });
+  if (g.fcprojb)
+    x.be.time("bias_backward", static_cast<double>(Ns * C), std::to_string(Ns * C),
+              [&] { x.be.bias_backward(g.fcprojb, dres, Ns, C); });
   const act* dfull = gathered_grad(dres, x, "tp_all_gather_fc_proj_backward");
   x.be.zero(dfch_act_, N * d_.F);
   matmul_back(dfch_act_, g.fcprojw, nullptr, dfull, a.fch_act, w.fcprojw, d_.F, C, x,
@@ -408,25 +504,17 @@ void ChunkT<Be>::layer_backward(const LayerWeightsT<wt>& w, const LayerWeightsT<
   norm_backward(dres, g.ln2w, g.ln2b, dpart, a.resid2, w.ln2w, a.ln2_mean, a.ln2_rstd, x,
                 "ln_2_backward");
   // Attention branch: dres is now the gradient of resid2 = inp + attn_proj.
-  x.be.time("bias_backward", static_cast<double>(Ns * C), std::to_string(Ns * C),
-            [&] { x.be.bias_backward(g.attprojb, dres, Ns, C); });
+  if (g.attprojb)
+    x.be.time("bias_backward", static_cast<double>(Ns * C), std::to_string(Ns * C),
+              [&] { x.be.bias_backward(g.attprojb, dres, Ns, C); });
   dfull = gathered_grad(dres, x, "tp_all_gather_attn_proj_backward");
   x.be.zero(datty_, N * d_.Ct);
   matmul_back(datty_, g.attprojw, nullptr, dfull, a.atty, w.attprojw, d_.Ct, C, x,
               "matmul_attn_proj_backward");
-  const act* att = a.att;
-  if (!att) {  // selective recompute: the attention scores again, from the kept qkv
-    x.be.time("attention_recompute", 4.0 * static_cast<double>(d_.B * d_.T * d_.T * d_.Ct), "", [&] {
-      x.be.attention_forward(atty_scratch_, att_scratch_, a.qkv, d_.B, d_.T, d_.Ct, d_.NH);
-    });
-    att = att_scratch_;
-  }
-  x.be.zero(dqkv_, N * 3 * d_.Ct);
-  x.be.time("attention_backward", 8.0 * static_cast<double>(d_.B * d_.T * d_.T * d_.Ct), "", [&] {
-    x.be.attention_backward(dqkv_, datty_, a.qkv, att, d_.B, d_.T, d_.Ct, d_.NH);
-  });
+  attention_back(a, x);
+  if (d_.rope) rope(dqkv_, x, true);
   x.be.zero(dln_, N * C);
-  matmul_back(dln_, g.qkvw, g.qkvb, dqkv_, a.ln1, w.qkvw, C, 3 * d_.Ct, x, "matmul_qkv_backward");
+  matmul_back(dln_, g.qkvw, g.qkvb, dqkv_, a.ln1, w.qkvw, C, d_.Wqkv, x, "matmul_qkv_backward");
   dpart = scatter_rows(dln_, x, "tp_all_reduce_qkv_backward");
   norm_backward(dres, g.ln1w, g.ln1b, dpart, a.inp, w.ln1w, a.ln1_mean, a.ln1_rstd, x,
                 "ln_1_backward");

@@ -45,11 +45,8 @@ void check_runnable(const PlanFile& pf, int world_size, const std::string& src) 
   if (world_size != p.gpus())
     fail("$.plan", "the world size (" + std::to_string(world_size) +
                        " MPI ranks) must equal tp*pp*dp = " + std::to_string(p.gpus()));
-  if (m.position != Position::learned)
-    fail("$.model.position", std::string("the CPU executor runs learned positions only (got ") +
-                                 to_string(m.position) + ")");
-  if (m.kv_heads != 0 && m.kv_heads != m.heads)
-    fail("$.model.kv_heads", "the CPU executor runs multi-head attention only (kv_heads = heads)");
+  if (m.position == Position::alibi)
+    fail("$.model.position", "the executor runs learned or rope positions (got alibi)");
   if (m.heads % p.tp != 0) fail("$.plan.tp", "heads must be divisible by tp");
   if (m.ffn_hidden % p.tp != 0) fail("$.plan.tp", "ffn_hidden must be divisible by tp");
   if (m.layers % (p.pp * p.vpp) != 0)
@@ -122,6 +119,10 @@ LoadedPlan load_plan(const RunOptions& o, int world_size) {
   LoadedPlan lp{read_json_file(o.plan_path), {}};
   lp.file = read_plan_file(lp.text, o.plan_path);
   check_runnable(lp.file, world_size, o.plan_path);
+  if (o.backend == "cuda" && lp.file.job.attention == Attention::fused)
+    throw InputError(o.plan_path, "$.job.attention",
+                     "the CUDA backend runs unfused attention only (cuBLAS scores and a softmax "
+                     "kernel); fused attention is the CPU backend's blocked kernel");
   check_checkpoint_dir({o.checkpoint_dir, o.resume, o.resume_if_present}, lp.file.model);
   return lp;
 }

@@ -95,7 +95,8 @@ TrainerImpl<Be>::TrainerImpl(Be& be, typename Be::Comm& comm, const PlanFile& pl
   int64_t offset = 0;
   for (int64_t c = 0; c < p.vpp; ++c) {
     const int64_t stage = virtual_stage(p.pp, g_.coords.pp, c);
-    chunks_.push_back(std::make_unique<Chunk>(be_, pf_.model, p, stage, g_.coords.tp, offset));
+    chunks_.push_back(std::make_unique<Chunk>(be_, pf_.model, p, stage, g_.coords.tp, offset,
+                                              pf_.job.attention == Attention::fused));
     offset += chunks_.back()->numel();
     for (const auto& t : chunks_.back()->table()) tensors_.push_back(t);
   }

@@ -32,6 +32,7 @@ const std::map<std::string, Setter>& setters() {
       {"bytes_per_param", [](PlanOptions& o, const std::string& v) { o.bytes_per_param = v; }},
       {"stack", [](PlanOptions& o, const std::string& v) { o.framework = v; }},
       {"attention_kernel", [](PlanOptions& o, const std::string& v) { o.attention_kernel = v; }},
+      {"attention", [](PlanOptions& o, const std::string& v) { o.attention = v; }},
       {"tokens", [](PlanOptions& o, const std::string& v) { o.tokens = v; }},
       {"price", [](PlanOptions& o, const std::string& v) { o.price = v; }},
       {"profile", [](PlanOptions& o, const std::string& v) { o.profile = v; }},

@@ -36,6 +36,7 @@ std::string flag_for_path(const std::string& path) {
       {"$.job.dtype", "--dtype"},
       {"$.job.bytes_per_param", "--bytes-per-param"},
       {"$.job.framework", "--stack"},
+      {"$.job.attention", "--attention"},
       {"$.job.tokens", "--tokens"},
       {"$.job.price_per_gpu_hour_usd", "--price"},
   };
@@ -78,6 +79,7 @@ ResolvedJob resolve_job(const PlanOptions& o, const ModelSpec& model) {
     }
     job["attention_kernel"] = o.attention_kernel;
   }
+  if (!o.attention.empty()) job["attention"] = o.attention;
   if (!o.tokens.empty()) job["tokens"] = parse_number("--tokens", o.tokens, 0, Limits::max_tokens);
   if (!o.price.empty()) job["price_per_gpu_hour_usd"] = parse_number("--price", o.price, 0, 1e6);
   try {

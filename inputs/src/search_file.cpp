@@ -13,7 +13,7 @@ SearchFile read_search_file(const std::string& path, const PlanOptions& base, co
                             const std::set<std::string>& given) {
   static const std::set<std::string> job_keys = {
       "model", "cluster", "nodes", "gpus", "global_batch", "stack", "dtype", "bytes_per_param",
-      "attention_kernel", "tokens", "price", "profile", "order"};
+      "attention_kernel", "attention", "tokens", "price", "profile", "order"};
   SearchFile f;
   f.job = base;
   f.flags = flags;

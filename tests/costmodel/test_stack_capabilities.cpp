@@ -43,8 +43,8 @@ TEST_CASE("stack capabilities: Megatron-LM shards optimizer state only, Megatron
   // Parallax's executor: what check_runnable accepts.
   const StackCapabilities ex = load_stack("parallax-executor").capabilities;
   CHECK(ex.zero_stages == std::vector<int64_t>{0, 1});
-  CHECK(ex.positions == std::vector<Position>{Position::learned});
-  CHECK_FALSE(ex.grouped_query_attention);
+  CHECK(ex.positions == (std::vector<Position>{Position::learned, Position::rope}));
+  CHECK(ex.grouped_query_attention);
   CHECK(ex.uneven_stages == UnevenStages::none);
   CHECK(ex.exporter == Exporter::parallax);
   // A stack without a table is not restricted.

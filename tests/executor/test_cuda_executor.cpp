@@ -23,8 +23,9 @@ struct Run {
 };
 
 Run run_plan(const std::string& dir, const std::string& name, int tp, int pp, int dp,
-             const std::string& flags, const std::string& backend) {
-  const std::string plan = make_plan(dir, name, tp, pp, dp, flags);
+             const std::string& flags, const std::string& backend,
+             const std::string& model = "gpt-tiny") {
+  const std::string plan = make_plan(dir, name, tp, pp, dp, flags, model);
   const std::string out = dir + "/" + name + "_" + backend;
   const int rc = mpirun(tp * pp * dp,
                         "--backend " + backend + " --plan " + plan + " --steps 5 --out " + out +
@@ -80,6 +81,15 @@ TEST_CASE("cuda single process equals the cpu backend at bf16 tolerance", "[gpu]
   require_close(cpu_reference(), run_plan(dir, "single", 1, 1, 1, "", "cuda"));
   require_close(cpu_reference(), run_plan(dir, "full", 1, 1, 1, "--recompute full", "cuda"));
   require_close(cpu_reference(), run_plan(dir, "selective", 1, 1, 1, "--recompute selective", "cuda"));
+}
+
+TEST_CASE("cuda llama-tiny (RoPE, grouped-query attention, SwiGLU, RMSNorm) at bf16 tolerance",
+          "[gpu][executor]") {
+  if (!have_gpus(2, "llama-tiny tp=2")) return;
+  const std::string dir = scratch_dir("cuda_llama");
+  const Run ref = run_plan(dir, "ref", 1, 1, 1, "", "cpu", "llama-tiny");
+  require_close(ref, run_plan(dir, "single", 1, 1, 1, "--recompute selective", "cuda", "llama-tiny"));
+  require_close(ref, run_plan(dir, "tp2_sp", 2, 1, 1, "--sp", "cuda", "llama-tiny"));
 }
 
 TEST_CASE("cuda tp=2 (with and without sequence parallelism) at bf16 tolerance", "[gpu][executor]") {

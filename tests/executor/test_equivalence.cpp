@@ -135,3 +135,52 @@ TEST_CASE("untied output embeddings: pp=2 and tp=2 pp=2 dp=2 equal the single pr
   require_same(ref, run_plan(dir, "pp2", 1, 2, 1, "", untied_model()));
   require_same(ref, run_plan(dir, "t2p2d2", 2, 2, 2, "--zero 1", untied_model()));
 }
+
+// llama-tiny: RoPE, grouped-query attention (4 query heads over 2 key/value heads; at tp 2 each
+// rank holds one KV head and its two query heads), SwiGLU, RMSNorm, untied embeddings, no biases.
+namespace {
+const Run& llama_reference() {
+  static const Run ref = run_plan(scratch_dir("llama_ref"), "ref", 1, 1, 1, "", "llama-tiny");
+  return ref;
+}
+}  // namespace
+
+TEST_CASE("llama-tiny: recompute and tp=2 (with and without SP) equal the single process",
+          "[executor][mpi][llama]") {
+  const Run& ref = llama_reference();
+  REQUIRE(ref.grads.count("lm_head.weight") == 1);
+  REQUIRE(ref.grads.count("h.0.attn.c_attn.bias") == 0);  // no linear biases
+  // The fused QKV holds q (4 heads) | k (2) | v (2) of head_dim 16 over hidden 64.
+  REQUIRE(ref.grads.at("h.0.attn.c_attn.weight").shape == std::vector<int64_t>{128, 64});
+  const std::string dir = scratch_dir("llama_tp");
+  require_same(ref, run_plan(dir, "full", 1, 1, 1, "--recompute full", "llama-tiny"));
+  require_same(ref, run_plan(dir, "selective", 1, 1, 1, "--recompute selective", "llama-tiny"));
+  require_same(ref, run_plan(dir, "tp2", 2, 1, 1, "", "llama-tiny"));
+  require_same(ref, run_plan(dir, "tp2_sp_sel", 2, 1, 1, "--sp --recompute selective", "llama-tiny"));
+  require_same(ref, run_plan(dir, "tp2_sp_full", 2, 1, 1, "--sp --recompute full", "llama-tiny"));
+}
+
+TEST_CASE("llama-tiny: pp=2, dp=2 (ZeRO 0 and 1) and tp=2 pp=2 equal the single process",
+          "[executor][mpi][llama]") {
+  const Run& ref = llama_reference();
+  const std::string dir = scratch_dir("llama_pp_dp");
+  require_same(ref, run_plan(dir, "pp2", 1, 2, 1, "", "llama-tiny"));
+  require_same(ref, run_plan(dir, "pp2_full", 1, 2, 1, "--recompute full", "llama-tiny"));
+  require_same(ref, run_plan(dir, "dp2", 1, 1, 2, "", "llama-tiny"));
+  require_same(ref, run_plan(dir, "dp2_zero1_sel", 1, 1, 2, "--zero 1 --recompute selective", "llama-tiny"));
+  require_same(ref, run_plan(dir, "t2p2_sp_zero1", 2, 2, 1, "--sp --zero 1", "llama-tiny"));
+  require_same(ref, run_plan(dir, "t2p2d2_full", 2, 2, 2, "--zero 1 --recompute full", "llama-tiny"));
+}
+
+TEST_CASE("fused attention (the blocked kernel) equals the unfused single process",
+          "[executor][mpi][llama]") {
+  // The blocked online-softmax kernel keeps only each row's log-sum-exp; the training it computes
+  // is the unfused kernel's within rounding.
+  const std::string dir = scratch_dir("fused_attention");
+  require_same(reference(), run_plan(dir, "gpt_fused", 1, 1, 1, "--attention fused"));
+  require_same(reference(), run_plan(dir, "gpt_t2p2_fused_sel", 2, 2, 1,
+                                     "--attention fused --sp --recompute selective"));
+  require_same(llama_reference(), run_plan(dir, "llama_fused", 1, 1, 1, "--attention fused", "llama-tiny"));
+  require_same(llama_reference(), run_plan(dir, "llama_t2d2_fused_full", 2, 1, 2,
+                                           "--attention fused --zero 1 --recompute full", "llama-tiny"));
+}

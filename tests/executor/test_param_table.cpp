@@ -3,6 +3,7 @@
 // tensor over the TP ranks cover the global tensor exactly once.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -23,13 +24,23 @@ ModelSpec tiny(Activation a, Norm n, bool tied) {
   return m;
 }
 
+// Llama-style: grouped-query attention (4 query heads over 2 key/value heads), no biases.
+ModelSpec tiny_llama() {
+  ModelSpec m = tiny(Activation::swiglu, Norm::rmsnorm, false);
+  m.kv_heads = 2;
+  m.linear_bias = false;
+  m.position = Position::rope;
+  return m;
+}
+
 }  // namespace
 
 TEST_CASE("size table agrees with the memory model per family and in total", "[executor]") {
   for (const auto& m : {tiny(Activation::gelu, Norm::layernorm, true),
-                        tiny(Activation::swiglu, Norm::rmsnorm, false)}) {
+                        tiny(Activation::swiglu, Norm::rmsnorm, false), tiny_llama()}) {
     for (auto [tp, pp, vpp] : std::vector<std::array<int64_t, 3>>{
              {1, 1, 1}, {2, 1, 1}, {1, 2, 1}, {2, 2, 1}, {2, 2, 2}, {4, 4, 1}}) {
+      if (m.kv_heads % tp != 0) continue;
       PlanSpec p;
       p.tp = tp;
       p.pp = pp;
@@ -51,23 +62,46 @@ TEST_CASE("size table agrees with the memory model per family and in total", "[e
   }
 }
 
-TEST_CASE("TP shards cover every global element exactly once", "[executor]") {
-  const ModelSpec m = tiny(Activation::swiglu, Norm::layernorm, true);
+TEST_CASE("grouped-query QKV: each TP rank holds its query heads and whole key/value heads",
+          "[executor]") {
+  // hidden 64 = 4 heads of 16, 2 key/value heads: global QKV rows q [0, 64) k [64, 96) v [96, 128).
+  const ModelSpec m = tiny_llama();
   PlanSpec p;
-  p.tp = 4;
-  std::map<std::string, std::multiset<int64_t>> seen;
-  std::map<std::string, int64_t> size;
-  for (int64_t r = 0; r < p.tp; ++r)
-    for (const auto& t : stage_param_table(m, p, 0, r)) {
-      int64_t n = 1;
-      for (int64_t d : t.global_shape) n *= d;
-      size[t.name] = n;
-      if (t.shard_dim < 0 && r > 0) continue;  // replicated: count once
-      for (int64_t i = 0; i < t.numel(); ++i) seen[t.name].insert(global_flat_index(t, i));
+  p.tp = 2;
+  for (int64_t r = 0; r < 2; ++r) {
+    const auto table = stage_param_table(m, p, 0, r);
+    const auto qkv = std::find_if(table.begin(), table.end(), [](const ParamTensor& t) {
+      return t.name == "h.0.attn.c_attn.weight";
+    });
+    REQUIRE(qkv != table.end());
+    CHECK(qkv->local_shape == std::vector<int64_t>{64, 64});  // 2 q heads + 1 k + 1 v, of 16 rows
+    REQUIRE(qkv->segments.size() == 3);
+    CHECK(qkv->segments[0].global_start == r * 32);       // q heads 2r, 2r+1
+    CHECK(qkv->segments[1].global_start == 64 + r * 16);  // k head r
+    CHECK(qkv->segments[2].global_start == 96 + r * 16);  // v head r
+    CHECK(qkv->segments[2].local_start == 48);
+    for (const auto& t : table) CHECK(t.name.find(".bias") == std::string::npos);
+  }
+}
+
+TEST_CASE("TP shards cover every global element exactly once", "[executor]") {
+  for (const ModelSpec& m : {tiny(Activation::swiglu, Norm::layernorm, true), tiny_llama()}) {
+    PlanSpec p;
+    p.tp = m.kv_heads == 2 ? 2 : 4;
+    std::map<std::string, std::multiset<int64_t>> seen;
+    std::map<std::string, int64_t> size;
+    for (int64_t r = 0; r < p.tp; ++r)
+      for (const auto& t : stage_param_table(m, p, 0, r)) {
+        int64_t n = 1;
+        for (int64_t d : t.global_shape) n *= d;
+        size[t.name] = n;
+        if (t.shard_dim < 0 && r > 0) continue;  // replicated: count once
+        for (int64_t i = 0; i < t.numel(); ++i) seen[t.name].insert(global_flat_index(t, i));
+      }
+    for (const auto& [name, s] : seen) {
+      INFO(name);
+      CHECK(static_cast<int64_t>(s.size()) == size[name]);
+      CHECK(static_cast<int64_t>(std::set<int64_t>(s.begin(), s.end()).size()) == size[name]);
     }
-  for (const auto& [name, s] : seen) {
-    INFO(name);
-    CHECK(static_cast<int64_t>(s.size()) == size[name]);
-    CHECK(static_cast<int64_t>(std::set<int64_t>(s.begin(), s.end()).size()) == size[name]);
   }
 }

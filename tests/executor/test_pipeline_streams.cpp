@@ -110,6 +110,7 @@ class SimBackend {
   };
   static constexpr bool kMixed = false;
   static constexpr const char* kName = "sim";
+  static constexpr bool kFlashAttention = true;
 
   SimBackend(SimWorld& w, int rank) : world(w), compute(w.stream("rank " + std::to_string(rank) + " compute")) {}
 
@@ -154,7 +155,9 @@ class SimBackend {
   PX_SIM_NOOP(matmul_backward) PX_SIM_NOOP(bias_forward) PX_SIM_NOOP(bias_backward)
   PX_SIM_NOOP(residual_forward) PX_SIM_NOOP(layernorm_forward) PX_SIM_NOOP(layernorm_backward)
   PX_SIM_NOOP(rmsnorm_forward) PX_SIM_NOOP(rmsnorm_backward) PX_SIM_NOOP(attention_forward)
-  PX_SIM_NOOP(attention_backward) PX_SIM_NOOP(gelu_forward) PX_SIM_NOOP(gelu_backward)
+  PX_SIM_NOOP(attention_backward) PX_SIM_NOOP(flash_attention_forward)
+  PX_SIM_NOOP(flash_attention_backward) PX_SIM_NOOP(rope_forward) PX_SIM_NOOP(rope_backward)
+  PX_SIM_NOOP(gelu_forward) PX_SIM_NOOP(gelu_backward)
   PX_SIM_NOOP(swiglu_forward) PX_SIM_NOOP(swiglu_backward) PX_SIM_NOOP(embedding_forward)
   PX_SIM_NOOP(embedding_backward) PX_SIM_NOOP(position_forward_rows)
   PX_SIM_NOOP(position_backward_rows) PX_SIM_NOOP(crossentropy_local_max)

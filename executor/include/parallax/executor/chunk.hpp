@@ -21,20 +21,26 @@ namespace parallax::exec {
 
 struct Dims {
   int64_t B = 0, T = 0, N = 0, C = 0;
-  int64_t NH = 0;      // local heads
+  int64_t NH = 0;      // local query heads
+  int64_t KVH = 0;     // local key/value heads (NH without grouped-query attention)
+  int64_t hd = 0;      // head dimension
   int64_t Ct = 0;      // local attention width (NH * head_dim)
+  int64_t Wqkv = 0;    // local fused QKV width: q (Ct) | k (KVH hd) | v (KVH hd)
   int64_t F = 0;       // local FFN width after the activation
   int64_t fc_out = 0;  // local FC1 rows (2F with SwiGLU)
   int64_t Vl = 0;      // local vocabulary rows (padded)
   int64_t vocab_start = 0, vocab_valid = 0;  // global first row; real (unpadded) local rows
-  bool layernorm = true, swiglu = false, learned_pos = true;
+  bool layernorm = true, swiglu = false, learned_pos = true, rope = false;
+  // Fused attention (the job's attention "fused"): the blocked online-softmax kernel, which keeps
+  // each row's log-sum-exp instead of the (B, NH, T, T) probabilities.
+  bool flash = false;
   // Sequence parallelism: outside the TP regions (norms, residuals, p2p) a rank holds Ns = N/tp
   // consecutive rows of the flattened (B*T) sequence, starting at row0. Without it Ns = N, row0 = 0.
   bool sp = false;
   int64_t Ns = 0, row0 = 0;
 };
 
-Dims chunk_dims(const ModelSpec& m, const PlanSpec& p, int64_t tp_rank);
+Dims chunk_dims(const ModelSpec& m, const PlanSpec& p, int64_t tp_rank, bool flash_attention);
 
 // W: the weights' element type as the kernels read them; gradients use LayerWeightsT<float>.
 template <class W>
@@ -58,8 +64,9 @@ struct LayerActsT {
   A* inp = nullptr;  // (Ns, C) the layer's input (previous layer's out or the chunk input)
   A* ln1 = nullptr;  // (N, C)
   float *ln1_mean = nullptr, *ln1_rstd = nullptr;  // (Ns) (Ns)
-  A* qkv = nullptr;     // (N, 3Ct)
-  A* att = nullptr;     // (B, NH, T, T)
+  A* qkv = nullptr;     // (N, Wqkv), q and k rotated when rope
+  A* att = nullptr;     // (B, NH, T, T) unfused attention without selective recompute
+  float* lse = nullptr;  // (B, NH, T) fused attention: each row's log-sum-exp
   A* atty = nullptr;    // (N, Ct)
   A* resid2 = nullptr;  // (Ns, C)
   A* ln2 = nullptr;

@@ -37,6 +37,7 @@ struct PlanOptions {
   std::string bytes_per_param = "18";
   std::string framework;  // the software stack; default: the profile's (EfficiencyProfile::default_stack)
   std::string attention_kernel;  // presets/attention/ name or file; default: the stack's per GPU
+  std::string attention;         // "fused" or "unfused"; default: the stack's
   std::string tokens;
   std::string price;
   std::string profile;  // default: the cluster's profile

@@ -15,7 +15,7 @@
 //
 // Keys: model, cluster, nodes, gpus, global_batch, tp, pp, vpp, microbatch_group, mbs, sp, recompute,
 // recompute_layers, zero, first_stage_layers, last_stage_layers, schedule, order, dtype,
-// bytes_per_param, stack, attention_kernel, tokens, price, profile. A key left out takes the
+// bytes_per_param, stack, attention_kernel, attention, tokens, price, profile. A key left out takes the
 // flag's default. Errors name the file and the key ("$.tp").
 #include <set>
 #include <string>

@@ -10,7 +10,7 @@
 namespace parallax {
 
 // A search file (plan --search): the job as a recipe gives it (model, cluster, nodes, gpus,
-// global_batch, stack, dtype, bytes_per_param, attention_kernel, tokens, price, profile, order)
+// global_batch, stack, dtype, bytes_per_param, attention_kernel, attention, tokens, price, profile, order)
 // and what to search, each a value or a list: tp, pp, vpp (1: no interleaving), mbs (micro-batch
 // sizes), recompute, zero, sp (true/false), cp and ep (only 1 until context and expert
 // parallelism are modelled), the integer ones also a range {min: A, max: B}; and

@@ -64,7 +64,7 @@ void export_command(const ExportFlags& f) {
   const auto s = exec::export_hf(o);
   std::printf("exported %s (step %lld) to %s\n", s.step_dir.c_str(), static_cast<long long>(s.step),
               f.out_dir.c_str());
-  std::printf("  model       %s as GPT2LMHeadModel (%s embeddings)\n", s.model.name.c_str(),
+  std::printf("  model       %s as %s (%s embeddings)\n", s.model.name.c_str(), s.architecture.c_str(),
               s.model.tied_embeddings ? "tied" : "untied");
   std::printf("  tensors     %lld, %lld parameters, %llu bytes (%s); optimizer state left out\n",
               static_cast<long long>(s.tensors), static_cast<long long>(s.parameters),

@@ -25,6 +25,7 @@ void inspect_command(const std::string& dir) {
                 s.complete ? ("complete, step " + s.step).c_str() : "incomplete (no COMPLETE: never loaded)");
     std::printf("  model  %s\n", s.model.c_str());
     if (!s.plan.empty()) std::printf("  plan   %s\n", s.plan.c_str());
+    if (!s.format.empty()) std::printf("  format %s\n", s.format.c_str());
     std::printf("  %-28s %12s %8s %12s %10s  %s\n", "file", "bytes", "tensors", "parameters", "optimizer",
                 "checksum");
     for (const auto& f : s.shards) {

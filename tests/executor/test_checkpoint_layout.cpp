@@ -14,6 +14,7 @@
 #include "parallax/core/param_table.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/executor/checkpoint.hpp"
+#include "parallax/executor/checkpoint_inspect.hpp"
 #include "parallax/executor/checkpoint_layout.hpp"
 #include "parallax/executor/safetensors.hpp"
 
@@ -201,4 +202,8 @@ TEST_CASE("the PyTorch reference's Llama checkpoint (written by llama_reference.
   }
   CHECK(fused == parts);
   CHECK(all.at("wte.weight").data == stored.at("model.embed_tokens.weight").data);
+  // `parallax checkpoint inspect` names the layout the shards record.
+  const auto steps = exec::inspect_checkpoints(step);
+  REQUIRE(steps.size() == 1);
+  CHECK(steps[0].format.find("HF Llama names and (out, in) layout") != std::string::npos);
 }

@@ -207,6 +207,8 @@ TEST_CASE("checkpoint inspect: every step's model, plan and shards, every checks
   CHECK(ok.find(dir + "/ck/step_000002  complete, step 2") != std::string::npos);
   CHECK(ok.find("model  gpt-tiny (layers 4, hidden 128, heads 4, vocab 512; fnv1a-64:") != std::string::npos);
   CHECK(ok.find("plan   tp=2 pp=1 vpp=1 dp=1 zero=0") != std::string::npos);
+  CHECK(ok.find("format parallax checkpoint 1 (HF GPT-2 names and Conv1D (in, out) layout; wte padded)") !=
+        std::string::npos);
   CHECK(ok.find("4 shard files verify") != std::string::npos);
   // One flipped byte in one shard: named, and exit 2.
   const fs::path f = fs::path(dir) / "ck" / "step_000001" / "model_tp1_pp0.safetensors";

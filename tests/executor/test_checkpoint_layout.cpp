@@ -181,6 +181,45 @@ TEST_CASE("a Llama checkpoint missing one part of a fused tensor is refused nami
   }
 }
 
+TEST_CASE("parts that cannot be joined are refused naming the tensor and both shapes") {
+  auto tensor = [](std::vector<int64_t> shape) {
+    exec::GlobalTensor g;
+    g.shape = shape;
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    g.data.assign(static_cast<size_t>(n), 1.0f);
+    g.filled.assign(static_cast<size_t>(n), true);
+    return g;
+  };
+  const std::string p = "model.layers.0.self_attn.";
+  auto refused = [](std::map<std::string, exec::GlobalTensor> stored, const std::string& words) {
+    try {
+      (void)exec::to_executor_layout(std::move(stored), "ck");
+      FAIL("no error");
+    } catch (const InputError& e) {
+      INFO(e.what());
+      CHECK(std::string(e.what()).find(words) != std::string::npos);
+    }
+  };
+  refused({{p + "q_proj.weight", tensor({4, 8})}, {p + "k_proj.weight", tensor({2, 7})}, {p + "v_proj.weight", tensor({2, 8})}},
+          "k_proj.weight: shape [2, 7] cannot be joined with model.layers.0.self_attn.q_proj.weight's [4, 8]");
+  refused({{p + "q_proj.weight", tensor({4, 8})}, {p + "k_proj.weight", tensor({2})}, {p + "v_proj.weight", tensor({2, 8})}},
+          "cannot be joined");
+  refused({{p + "q_proj.bias", tensor({})}, {p + "k_proj.bias", tensor({2})}, {p + "v_proj.bias", tensor({2})}},
+          "cannot be joined");
+  refused({{"h.0.attn.c_proj.weight", tensor({4})}}, "a Conv1D weight must have 2 dimensions");
+  refused({{"optimizer.m.model.layers.2.mlp.gate_proj.weight", tensor({4, 8})}},
+          "optimizer.m.model.layers.2.mlp.up_proj.weight: tensor missing from the checkpoint");
+  // Joined as rows: q (4, 8) | k (2, 8) | v (2, 8) -> c_attn (8, 8); up_proj alone is a GeLU c_fc.
+  const auto ok = exec::to_executor_layout(
+      {{p + "q_proj.weight", tensor({4, 8})}, {p + "k_proj.weight", tensor({2, 8})}, {p + "v_proj.weight", tensor({2, 8})},
+       {"model.layers.0.mlp.up_proj.weight", tensor({16, 8})}, {"logits", tensor({3, 5})}},
+      "ck");
+  CHECK(ok.at("h.0.attn.c_attn.weight").shape == std::vector<int64_t>{8, 8});
+  CHECK(ok.at("h.0.mlp.c_fc.weight").shape == std::vector<int64_t>{16, 8});
+  CHECK(ok.at("logits").shape == std::vector<int64_t>{3, 5});  // not a parameter: passed through
+}
+
 TEST_CASE("the PyTorch reference's Llama checkpoint (written by llama_reference.py) has exactly the model's tensors") {
   const std::string step = std::string(PARALLAX_SOURCE_DIR) + "/tests/reference/golden_llama/ckpt/step_000000";
   const ModelSpec m = load_model(std::string(PARALLAX_SOURCE_DIR) + "/tests/reference/llama_model.json");

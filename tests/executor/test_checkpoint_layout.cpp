@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "parallax/core/error.hpp"
@@ -114,9 +115,11 @@ TEST_CASE("a tp=2 Llama checkpoint stores HF Llama names, q/k/v and gate/up apar
 }
 
 TEST_CASE("a Llama checkpoint of tp=2 reads back under the executor's names and loads into tp=1, and back") {
-  const ModelSpec m = llama_tiny();
-  for (const auto& [write_tp, read_tp] : {std::pair<int64_t, int64_t>{2, 1}, {1, 2}}) {
-    INFO("written at tp " << write_tp << ", read at tp " << read_tp);
+  ModelSpec biased = llama_tiny();  // q, k, v, o, gate, up and down biases: split and joined like weights
+  biased.linear_bias = true;
+  for (const auto& [m, write_tp, read_tp] : {std::tuple{llama_tiny(), int64_t{2}, int64_t{1}}, {llama_tiny(), 1, 2},
+                                             {biased, 2, 1}}) {
+    INFO("written at tp " << write_tp << ", read at tp " << read_tp << (m.linear_bias ? ", with biases" : ""));
     const fs::path dir = scratch("llama_reshard");
     write_plan_shards(dir, m, write_tp, true);
     const auto all = exec::read_global_tensors(dir.string());
@@ -137,10 +140,18 @@ TEST_CASE("a Llama checkpoint of tp=2 reads back under the executor's names and 
           CHECK(wrong == 0);
           ++checked;
         }
-    CHECK(checked == 2 * (3 + 6 * 4) * static_cast<size_t>(read_tp));
+    CHECK(checked == 2 * (3 + (m.linear_bias ? 10 : 6) * 4) * static_cast<size_t>(read_tp));
     // Prefixes select executor names, whatever the files call them.
     const auto opt = exec::read_global_tensors(dir.string(), "optimizer.m.h.1.");
-    CHECK(opt.size() == 6);
+    CHECK(opt.size() == (m.linear_bias ? 10 : 6));
+    if (m.linear_bias) {
+      const auto stored = exec::read_stored_tensors(dir.string());
+      CHECK(stored.at("model.layers.1.self_attn.q_proj.bias").shape == std::vector<int64_t>{64});
+      CHECK(stored.at("model.layers.1.self_attn.k_proj.bias").shape == std::vector<int64_t>{32});
+      CHECK(stored.at("model.layers.1.self_attn.o_proj.bias").shape == std::vector<int64_t>{64});
+      CHECK(stored.at("model.layers.1.mlp.up_proj.bias").shape == std::vector<int64_t>{128});
+      CHECK(stored.at("model.layers.1.mlp.down_proj.bias").shape == std::vector<int64_t>{64});
+    }
     CHECK(opt.count("optimizer.m.h.1.attn.c_attn.weight") == 1);
   }
 }

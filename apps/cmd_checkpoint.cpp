@@ -25,6 +25,7 @@ void inspect_command(const std::string& dir) {
                 s.complete ? ("complete, step " + s.step).c_str() : "incomplete (no COMPLETE: never loaded)");
     std::printf("  model  %s\n", s.model.c_str());
     if (!s.plan.empty()) std::printf("  plan   %s\n", s.plan.c_str());
+    if (!s.format.empty()) std::printf("  format %s\n", s.format.c_str());
     std::printf("  %-28s %12s %8s %12s %10s  %s\n", "file", "bytes", "tensors", "parameters", "optimizer",
                 "checksum");
     for (const auto& f : s.shards) {
@@ -64,7 +65,7 @@ void export_command(const ExportFlags& f) {
   const auto s = exec::export_hf(o);
   std::printf("exported %s (step %lld) to %s\n", s.step_dir.c_str(), static_cast<long long>(s.step),
               f.out_dir.c_str());
-  std::printf("  model       %s as GPT2LMHeadModel (%s embeddings)\n", s.model.name.c_str(),
+  std::printf("  model       %s as %s (%s embeddings)\n", s.model.name.c_str(), s.architecture.c_str(),
               s.model.tied_embeddings ? "tied" : "untied");
   std::printf("  tensors     %lld, %lld parameters, %llu bytes (%s); optimizer state left out\n",
               static_cast<long long>(s.tensors), static_cast<long long>(s.parameters),

@@ -1,7 +1,9 @@
 // libFuzzer target: safetensors checkpoint shards: header, metadata, data (read_shard_file), and
 // the reassembly of what it accepts into global tensors (assemble), whose indices come from the
-// shard metadata.
+// shard metadata, and their renaming into the executor's layout (Conv1D transposes, Llama parts
+// joined: to_executor_layout).
 #include "fuzz_input.hpp"
+#include "parallax/executor/checkpoint_layout.hpp"
 #include "parallax/executor/safetensors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -9,7 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = fuzz::as_file(data, size, ".safetensors");
   fuzz::expect_input_error_only([&] {
     const exec::ShardFile f = exec::read_shard_file(path);
-    (void)exec::assemble({f});
+    (void)exec::to_executor_layout(exec::assemble({f}), path);
   });
   return 0;
 }

@@ -5,6 +5,7 @@
 
 #include "parallax/core/error.hpp"
 #include "parallax/executor/checkpoint_identity.hpp"
+#include "parallax/executor/checkpoint_layout.hpp"
 #include "parallax/executor/safetensors.hpp"
 #include "durable_file.hpp"
 
@@ -13,6 +14,10 @@ namespace parallax::exec {
 namespace fs = std::filesystem;
 
 namespace {
+
+constexpr const char* kGpt2Format = "parallax checkpoint 1 (HF GPT-2 names and Conv1D (in, out) layout; wte padded)";
+constexpr const char* kLlamaFormat =
+    "parallax checkpoint 1 (HF Llama names and (out, in) layout; model.embed_tokens and lm_head padded)";
 
 std::string shard_file_name(const std::string& kind, const ProcessGroups& g) {
   return kind + "_tp" + std::to_string(g.coords.tp) + "_pp" + std::to_string(g.coords.pp) +
@@ -35,35 +40,18 @@ std::string first_error(const std::string& mine, MPI_Comm world) {
   return msg;
 }
 
-ShardEntry entry(const ParamTensor& t, const std::string& prefix, const float* data) {
-  ShardEntry e;
-  e.shard = t;
-  e.shard.name = prefix + t.name;
-  e.data.assign(data, data + t.numel());
-  if (hf_conv1d_weight(t.name)) {
-    const int64_t rows = t.local_shape[0], cols = t.local_shape[1];
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t k = 0; k < cols; ++k) e.data[static_cast<size_t>(k * rows + r)] = data[r * cols + k];
-    e.shard.local_shape = {cols, rows};
-    e.shard.global_shape = {t.global_shape[1], t.global_shape[0]};
-    if (t.shard_dim >= 0) e.shard.shard_dim = 1 - t.shard_dim;
-  }
-  return e;
-}
-
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
 }
 
-void transpose_2d(GlobalTensor& g) {
-  const int64_t rows = g.shape[0], cols = g.shape[1];
-  std::vector<float> out(g.data.size());
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t k = 0; k < cols; ++k) out[static_cast<size_t>(k * rows + r)] = g.data[static_cast<size_t>(r * cols + k)];
-  g.data = std::move(out);
-  g.shape = {cols, rows};
+// The stored global shape is this plan's, or differs only by the vocabulary padding (a multiple of
+// 128*tp: another tp pads otherwise); rows past the vocabulary are not loaded (extract_shard).
+bool fits(const std::vector<int64_t>& stored, const ParamTensor& x) {
+  if (stored == x.global_shape) return true;
+  return x.valid_rows > 0 && stored.size() == 2 && x.global_shape.size() == 2 && stored[1] == x.global_shape[1] &&
+         stored[0] >= x.valid_rows;
 }
 
 }  // namespace
@@ -95,16 +83,17 @@ void save_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g,
     ShardFile f;
     // Hugging Face's loaders refuse a safetensors file whose "format" is not "pt" (or tf, flax).
     f.metadata["format"] = "pt";
-    f.metadata["parallax_format"] = "parallax checkpoint 1 (HF GPT-2 names and Conv1D (in, out) layout; wte padded)";
+    const bool llama = hf_llama_layout(model);
+    f.metadata["parallax_format"] = llama ? kLlamaFormat : kGpt2Format;
     f.metadata["step"] = std::to_string(t.step_count());
     f.metadata["plan"] = plan_json;
     record_model(f.metadata, model);
     f.metadata["shard"] = "tp " + std::to_string(g.coords.tp) + " pp " + std::to_string(g.coords.pp);
     for (const auto& x : t.tensors()) {
       if (x.tied_copy) continue;
-      f.tensors.push_back(entry(x, "", t.params().data() + x.offset));
-      f.tensors.push_back(entry(x, "optimizer.m.", m.data() + x.offset));
-      f.tensors.push_back(entry(x, "optimizer.v.", v.data() + x.offset));
+      for (const auto& [prefix, data] : {std::pair{"", t.params().data()}, {"optimizer.m.", m.data()},
+                                         {"optimizer.v.", v.data()}})
+        for (auto& e : stored_entries(x, prefix, data + x.offset, llama)) f.tensors.push_back(std::move(e));
     }
     try {
       write_shard_file((fs::path(sd) / shard_file_name("model", g)).string(), f);
@@ -124,15 +113,6 @@ void save_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g,
   if (std::string e = first_error(error, world); !e.empty()) fail_all(e);
 }
 
-bool hf_conv1d_weight(const std::string& name) {
-  for (const char* s : {"attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight"}) {
-    const std::string suffix(s);
-    if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-      return true;
-  }
-  return false;
-}
-
 std::map<std::string, GlobalTensor> read_stored_tensors(const std::string& dir,
                                                         const std::string& prefix) {
   std::vector<ShardFile> files;
@@ -142,13 +122,13 @@ std::map<std::string, GlobalTensor> read_stored_tensors(const std::string& dir,
 
 std::map<std::string, GlobalTensor> read_global_tensors(const std::string& dir,
                                                         const std::string& prefix) {
-  auto all = read_stored_tensors(dir, prefix);
+  // Prefixes name the executor's tensors: the stored names of a Llama-layout checkpoint differ.
+  auto all = to_executor_layout(read_stored_tensors(dir), dir);
+  if (prefix.empty()) return all;
+  std::map<std::string, GlobalTensor> out;
   for (auto& [name, g] : all)
-    if (hf_conv1d_weight(name)) {
-      if (g.shape.size() != 2) throw InputError(dir, name, "a Conv1D weight must have 2 dimensions");
-      transpose_2d(g);
-    }
-  return all;
+    if (name.rfind(prefix, 0) == 0) out.emplace(name, std::move(g));
+  return out;
 }
 
 bool load_latest_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g) {
@@ -169,7 +149,7 @@ bool load_latest_checkpoint(const std::string& dir, Trainer& t, const ProcessGro
             continue;
           }
           // A checkpoint of another model: the same names, other sizes.
-          if (it->second.shape != x.global_shape)
+          if (!fits(it->second.shape, x))
             throw InputError(sd.string(), p + x.name, "global shape " + shape_text(it->second.shape) +
                                                           " differs from this plan's " + shape_text(x.global_shape));
         }
@@ -197,7 +177,7 @@ bool load_latest_checkpoint(const std::string& dir, Trainer& t, const ProcessGro
   return false;
 }
 
-void dump_gradients(const std::string& dir, Trainer& t, const ProcessGroups& g) {
+void dump_gradients(const std::string& dir, Trainer& t, const ProcessGroups& g, const ModelSpec& model) {
   t.gather_grads();  // collective over DP (ZeRO-1)
   t.pull_grads();    // device backends: gradients and captured logits to the host
   if (g.world.rank == 0) fs::create_directories(dir);
@@ -206,7 +186,9 @@ void dump_gradients(const std::string& dir, Trainer& t, const ProcessGroups& g) 
     ShardFile f;
     f.metadata["content"] = "gradients after reduction, before clipping";
     for (const auto& x : t.tensors())
-      if (!x.tied_copy) f.tensors.push_back(entry(x, "", t.grads().data() + x.offset));
+      if (!x.tied_copy)
+        for (auto& e : stored_entries(x, "", t.grads().data() + x.offset, hf_llama_layout(model)))
+          f.tensors.push_back(std::move(e));
     if (!t.captured_logits().empty()) {  // last stage: its vocabulary shard of every token's logits
       const Dims& d = t.last_dims();
       ShardEntry e;

@@ -70,6 +70,7 @@ StepReport inspect_step(const fs::path& sd) {
     const auto m = recorded_model(meta, shards.front());
     s.model = m ? describe_model(*m) : "not recorded";
     s.plan = plan_layout(meta);
+    if (const auto it = meta.find("parallax_format"); it != meta.end()) s.format = it->second;
   } catch (const InputError& e) {
     s.model = std::string("unreadable: ") + e.what();
   }

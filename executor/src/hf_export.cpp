@@ -35,18 +35,30 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-// What Hugging Face's GPT-2 can express: GPT2LMHeadModel has a GeLU MLP, learned positions,
-// LayerNorm and multi-head attention (tied or untied output embeddings).
-void check_gpt2_family(const ModelSpec& m, const std::string& where) {
-  std::string not_gpt2;
-  if (m.activation != Activation::gelu) not_gpt2 += std::string(not_gpt2.empty() ? "" : ", ") + to_string(m.activation);
-  if (m.position != Position::learned) not_gpt2 += std::string(not_gpt2.empty() ? "" : ", ") + to_string(m.position);
-  if (m.norm != Norm::layernorm) not_gpt2 += std::string(not_gpt2.empty() ? "" : ", ") + to_string(m.norm);
-  if (m.kv_heads != 0 && m.kv_heads != m.heads) not_gpt2 += std::string(not_gpt2.empty() ? "" : ", ") + "grouped-query attention";
-  if (!not_gpt2.empty())
-    throw InputError(where, "model", "the Hugging Face export writes the GPT-2 family (gelu, learned positions, layernorm, "
-                                     "multi-head attention); " + m.name + " has " + not_gpt2 +
-                                     " (Llama-family exports come with the Llama executor)");
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
+
+// Which transformers architecture expresses the model: GPT2LMHeadModel (a GeLU MLP, learned
+// positions, LayerNorm, multi-head attention) or LlamaForCausalLM (a SwiGLU MLP, rotary positions
+// with Llama 3's optional scaling, RMSNorm, any kv_heads dividing heads); refuses a model that
+// is neither.
+std::string hf_architecture(const ModelSpec& m, const std::string& where) {
+  std::vector<std::string> not_gpt2, not_llama;
+  if (m.activation != Activation::gelu) not_gpt2.push_back(to_string(m.activation));
+  if (m.position != Position::learned) not_gpt2.push_back(to_string(m.position));
+  if (m.norm != Norm::layernorm) not_gpt2.push_back(to_string(m.norm));
+  if (m.kv_heads != 0 && m.kv_heads != m.heads) not_gpt2.push_back("grouped-query attention");
+  if (m.activation != Activation::swiglu) not_llama.push_back(to_string(m.activation));
+  if (m.position != Position::rope) not_llama.push_back(to_string(m.position) + std::string(" positions"));
+  if (m.norm != Norm::rmsnorm) not_llama.push_back(to_string(m.norm));
+  if (not_gpt2.empty()) return "GPT2LMHeadModel";
+  if (not_llama.empty()) return "LlamaForCausalLM";
+  throw InputError(where, "model", "the Hugging Face export writes the GPT-2 family (gelu, learned positions, layernorm, "
+                                   "multi-head attention) or the Llama family (swiglu, rope, rmsnorm); " + m.name +
+                                   " has " + joined(not_gpt2) + " (not GPT-2) and " + joined(not_llama) + " (not Llama)");
 }
 
 // The tensors of the model in checkpoint order, as a one-rank plan holds them (global shapes,
@@ -73,13 +85,16 @@ std::vector<ExportTensor> export_tensors(const std::string& step_dir, const Mode
   std::vector<ExportTensor> out;
   padding_rows = 0;
   std::map<std::string, bool> expected;
-  for (const auto& t : model_tensors(m)) {
+  const bool llama = hf_llama_layout(m);
+  std::vector<std::pair<StoredTensor, std::vector<int64_t>>> wanted;  // stored tensor, executor shape
+  for (const auto& x : model_tensors(m))
+    for (auto& t : stored_tensors(x, llama)) wanted.emplace_back(std::move(t), x.global_shape);
+  for (const auto& [t, executor_shape] : wanted) {
     expected[t.name] = true;
     const auto it = stored.find(t.name);
     if (it == stored.end()) throw InputError(step_dir, t.name, "tensor missing from the checkpoint");
     GlobalTensor& g = it->second;
-    std::vector<int64_t> want = t.global_shape;
-    if (hf_conv1d_weight(t.name)) std::swap(want[0], want[1]);
+    std::vector<int64_t> want = t.shape;
     std::vector<int64_t> shape = g.shape;
     if (t.valid_rows > 0 && shape.size() == 2 && shape[0] >= t.valid_rows && shape[1] == want[1]) {
       padding_rows = shape[0] - t.valid_rows;  // the writing plan's padding (a multiple of 128*tp)
@@ -87,7 +102,8 @@ std::vector<ExportTensor> export_tensors(const std::string& step_dir, const Mode
     }
     if (shape != want)
       throw InputError(step_dir, t.name, "global shape " + shape_text(g.shape) + " does not fit the recorded model's " +
-                                             shape_text(t.global_shape) + " (executor layout)");
+                                             (llama ? shape_text(t.shape) : shape_text(executor_shape) +
+                                                                                 " (executor layout)"));
     const size_t n = static_cast<size_t>(shape.empty() ? 1 : shape[0]) *
                      static_cast<size_t>(shape.size() > 1 ? shape[1] : 1);
     ExportTensor e{t.name, shape, {}};
@@ -211,6 +227,45 @@ std::string hf_gpt2_config(const ModelSpec& m, const std::string& dtype) {
   return c.dump(2) + "\n";
 }
 
+std::string hf_llama_config(const ModelSpec& m, const std::string& dtype) {
+  json c;
+  c["architectures"] = {"LlamaForCausalLM"};
+  c["model_type"] = "llama";
+  c["vocab_size"] = m.vocab;
+  c["hidden_size"] = m.hidden;
+  c["intermediate_size"] = m.ffn_hidden;
+  c["num_hidden_layers"] = m.layers;
+  c["num_attention_heads"] = m.heads;
+  c["num_key_value_heads"] = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  c["head_dim"] = m.head_dim();
+  c["max_position_embeddings"] = m.seq_len;
+  c["hidden_act"] = "silu";  // SwiGLU: down(silu(gate x) * up x)
+  c["rms_norm_eps"] = shortest_decimal(kernels::kNormEps);
+  c["rope_theta"] = m.rope_base;
+  if (m.has_rope_scaling()) {
+    const RopeScaling& r = m.rope_scaling;
+    c["rope_scaling"] = {{"rope_type", "llama3"},
+                         {"factor", r.factor},
+                         {"low_freq_factor", r.low_freq_factor},
+                         {"high_freq_factor", r.high_freq_factor},
+                         {"original_max_position_embeddings", r.original_max_position}};
+  } else {
+    c["rope_scaling"] = nullptr;
+  }
+  c["attention_bias"] = m.linear_bias;  // q, k, v and o
+  c["mlp_bias"] = m.linear_bias;        // gate, up and down
+  c["attention_dropout"] = 0.0;         // inference: the trained weights, no dropout
+  c["tie_word_embeddings"] = m.tied_embeddings;
+  c["pretraining_tp"] = 1;
+  c["initializer_range"] = 0.02;
+  // No tokenizer is known (Parallax trains on token ids): no special tokens are claimed.
+  c["bos_token_id"] = nullptr;
+  c["eos_token_id"] = nullptr;
+  c["use_cache"] = true;
+  c["torch_dtype"] = dtype == "bf16" ? "bfloat16" : "float32";
+  return c.dump(2) + "\n";
+}
+
 uint64_t parse_byte_size(const std::string& text, const std::string& field) {
   size_t i = 0;
   while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
@@ -254,7 +309,7 @@ HfExportSummary export_hf(const HfExportOptions& o) {
                                        files.front() + " records " + describe_model(s.model) +
                                        ": the step directory mixes checkpoints");
   }
-  check_gpt2_family(s.model, files.front());
+  s.architecture = hf_architecture(s.model, files.front());
   auto tensors = export_tensors(s.step_dir, s.model, o.dtype, s.padding_rows_removed);
 
   const auto shards = plan_shards(tensors, o.max_shard_bytes);
@@ -273,7 +328,8 @@ HfExportSummary export_hf(const HfExportOptions& o) {
   fs::create_directory(tmp, ec);
   if (ec) throw InputError(tmp.string(), "--hf", "cannot create the directory: " + ec.message());
   try {
-    write_text(tmp / "config.json", hf_gpt2_config(s.model, o.dtype));
+    write_text(tmp / "config.json", s.architecture == "LlamaForCausalLM" ? hf_llama_config(s.model, o.dtype)
+                                                                         : hf_gpt2_config(s.model, o.dtype));
     s.files.push_back("config.json");
     for (size_t k = 0; k < shards.size(); ++k) {
       const std::string name = shard_name(k, shards.size());

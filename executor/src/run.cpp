@@ -172,7 +172,7 @@ std::vector<StepRecord> train(const RunOptions& o, const LoadedPlan& lp, Trainer
   const int64_t first = trainer.step_count();
   for (int64_t s = first; s < first + o.steps; ++s) {
     std::function<void()> hook = faults.before_step(s, trainer);
-    if (!hook && dump && s == first) hook = [&] { dump_gradients(o.dump_grads_dir, trainer, groups); };
+    if (!hook && dump && s == first) hook = [&] { dump_gradients(o.dump_grads_dir, trainer, groups, lp.file.model); };
     trainer.capture_logits(dump && s == first);
     const StepResult r = trainer.step(hook);
     check_finite(r, s + 1, last_checkpoint, groups.world.comm);

@@ -1,6 +1,9 @@
 #include "parallax/export/megatron.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <sstream>
 
@@ -16,6 +19,37 @@ using launch_args::kMegatronDropout;
 
 [[noreturn]] void refuse(const std::string& why) {
   throw InputError("export", "--format megatron", why);
+}
+
+// Megatron-LM's RoPE (megatron/training/arguments.py): --rotary-base is an integer (default
+// 10000); --use-rope-scaling applies Llama 3.x's scaling with --rope-scaling-factor (default 8)
+// and the other three numbers fixed at Llama 3.1's (rotary_pos_embedding.py _apply_scaling:
+// low_freq_factor 1, high_freq_factor 4, original_max_position_embeddings 8192).
+// The shortest decimal that reads back as x ("8", "0.5").
+std::string number_text(double x) {
+  char text[32];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof(text), "%.*g", digits, x);
+    if (std::strtod(text, nullptr) == x) break;
+  }
+  return text;
+}
+
+constexpr double kRopeLowFreq = 1, kRopeHighFreq = 4;
+constexpr int64_t kRopeOriginalMax = 8192;
+
+void add_rope(std::vector<std::string>& a, const ModelSpec& m) {
+  if (m.rope_base != std::floor(m.rope_base))
+    refuse("Megatron-LM's --rotary-base is an integer; the model's rope_base is " + number_text(m.rope_base));
+  add(a, "--rotary-base", static_cast<int64_t>(m.rope_base));
+  if (!m.has_rope_scaling()) return;
+  const RopeScaling& r = m.rope_scaling;
+  if (r.low_freq_factor != kRopeLowFreq || r.high_freq_factor != kRopeHighFreq ||
+      r.original_max_position != kRopeOriginalMax)
+    refuse("Megatron-LM's --use-rope-scaling fixes low_freq_factor 1, high_freq_factor 4 and original_max_position "
+           "8192 (Llama 3.1's); the model's rope_scaling has " + number_text(r.low_freq_factor) + ", " +
+           number_text(r.high_freq_factor) + " and " + std::to_string(r.original_max_position));
+  a.insert(a.end(), {"--use-rope-scaling", "--rope-scaling-factor", number_text(r.factor)});
 }
 
 }  // namespace
@@ -101,6 +135,7 @@ std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& da
   if (m.activation == Activation::swiglu) a.push_back("--swiglu");
   a.insert(a.end(), {"--position-embedding-type",
                      m.position == Position::rope ? "rope" : "learned_absolute"});
+  if (m.position == Position::rope) add_rope(a, m);
   a.insert(a.end(), {"--normalization", m.norm == Norm::rmsnorm ? "RMSNorm" : "LayerNorm"});
   if (!m.tied_embeddings) a.push_back("--untie-embeddings-and-output-weights");
   if (!m.linear_bias) a.push_back("--disable-bias-linear");
@@ -220,12 +255,15 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
   m.activation = Activation::gelu;
   m.norm = Norm::layernorm;
   m.position = Position::learned;
+  m.rope_base = ModelSpec{}.rope_base;  // Megatron-LM's --rotary-base default, 10000
+  m.rope_scaling = {};
   m.tied_embeddings = true;
   m.linear_bias = true;
   f.job.dtype = Dtype::fp32;
   std::map<std::string, std::string> kv;
   int64_t layers_per_virtual = 0;
-  bool gqa = false;
+  bool gqa = false, rope_scaling = false;
+  double rope_scaling_factor = 8;  // Megatron-LM's default
   double attention_dropout = kMegatronDropout;
   std::string recompute_method;
   int64_t recompute_num_layers = 0;
@@ -294,6 +332,18 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
       else if (v != "auto")
         throw InputError("megatron args", a, "must be flash, fused, unfused, local or auto (got \"" + v + "\")");
     }
+    else if (a == "--rotary-base") m.rope_base = static_cast<double>(integer());
+    else if (a == "--use-rope-scaling") rope_scaling = true;
+    else if (a == "--rope-scaling-factor") {
+      const std::string v = value();
+      try {
+        size_t used = 0;
+        rope_scaling_factor = std::stod(v, &used);
+        if (used != v.size() || !(rope_scaling_factor >= 1)) throw std::invalid_argument(v);
+      } catch (const std::exception&) {
+        throw InputError("megatron args", a, "must be a number >= 1 (got \"" + v + "\")");
+      }
+    }
     else if (a == "--num-layers") m.layers = integer();
     else if (a == "--hidden-size") m.hidden = integer();
     else if (a == "--num-attention-heads") m.heads = integer();
@@ -339,6 +389,13 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
     }
   }
   if (!gqa) m.kv_heads = m.heads;
+  if (m.position == Position::rope) {
+    if (m.rope_base < 1) throw InputError("megatron args", "--rotary-base", "must be >= 1");
+    if (rope_scaling) m.rope_scaling = {rope_scaling_factor, kRopeLowFreq, kRopeHighFreq, kRopeOriginalMax};
+  } else {  // Megatron-LM reads the RoPE flags only with rope
+    m.rope_base = ModelSpec{}.rope_base;
+    m.rope_scaling = {};
+  }
   if (megatron_fsdp) {
     if (sharding == "optim_grads_params") p.zero = 3;
     else if (sharding == "optim_grads") p.zero = 2;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <optional>
 
 #include "flag_file.hpp"
@@ -147,6 +148,27 @@ std::string choice(const Reader& r, const std::string& key, const std::vector<st
   r.refuse(key, "must be " + list + ": the " + what + " Parallax models (got \"" + v + "\")");
 }
 
+// NeMo's RoPE keys (megatron_gpt_model.py): model.rotary_base (10000 by default; configs write
+// 500000.0) and model.scale_positional_embedding, Llama 3.1's scaling with the numbers NeMo's
+// apply_rope_scaling and Megatron-LM's --use-rope-scaling share (factor 8, low 1, high 4, 8192).
+void read_rope(Reader& r) {
+  if (const std::optional<std::string> v = r.c.scalar("model.rotary_base")) {
+    double base = 0;
+    try {
+      size_t used = 0;
+      base = std::stod(*v, &used);
+      if (used != v->size()) base = 0;
+    } catch (const std::logic_error&) {
+    }
+    if (!(base >= 1 && base <= 1e12) || base != std::floor(base))
+      r.refuse("model.rotary_base", "must be a whole number >= 1 (Megatron-LM's --rotary-base is an integer) (got \"" +
+                                        *v + "\")");
+    r.arg("--rotary-base", "model.rotary_base", static_cast<int64_t>(base));
+  }
+  if (r.flag("model.scale_positional_embedding", false))
+    r.arg("--use-rope-scaling", "model.scale_positional_embedding");
+}
+
 void read_shape(Reader& r) {
   const int64_t heads = r.needed("model.num_attention_heads", 1, Limits::max_heads);
   const int64_t hidden = r.needed("model.hidden_size", 1, Limits::max_hidden);
@@ -176,6 +198,7 @@ void read_shape(Reader& r) {
     r.refuse("model.max_position_embeddings", "must be at least the sequence length (" + std::to_string(seq) +
                                                   ") with learned_absolute positions (got " + std::to_string(*positions) + ")");
   r.arg("--position-embedding-type", "model.position_embedding_type", position);
+  if (position == "rope") read_rope(r);
   if (choice(r, "model.activation", {"gelu", "swiglu", "fast-swiglu"}, "activations") != "gelu")
     r.arg("--swiglu", "model.activation");
   const std::string norm = choice(r, "model.normalization", {"layernorm", "layernorm1p", "rmsnorm"}, "normalizations");

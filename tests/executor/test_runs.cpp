@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "mpi_run.hpp"
+#include "parallax/executor/checkpoint.hpp"
 #include "parallax/executor/safetensors.hpp"
 
 using namespace parallax::test;
@@ -43,11 +44,12 @@ namespace {
 
 // Train plan `a` 4 steps straight, and 3 steps with a checkpoint; resume the checkpoint under plan
 // `b` for one step: its loss must equal the straight run's 4th.
-void check_reshard(const std::string& name, int a_tp, int a_pp, int a_dp, int b_tp, int b_pp,
-                   int b_dp, const std::string& b_flags) {
+// Returns the checkpoint's step directory.
+std::string check_reshard(const std::string& name, int a_tp, int a_pp, int a_dp, int b_tp, int b_pp,
+                          int b_dp, const std::string& b_flags, const std::string& model = "gpt-tiny") {
   const std::string dir = scratch_dir(name);
-  const std::string a = make_plan(dir, "a", a_tp, a_pp, a_dp, "");
-  const std::string b = make_plan(dir, "b", b_tp, b_pp, b_dp, b_flags);
+  const std::string a = make_plan(dir, "a", a_tp, a_pp, a_dp, "", model);
+  const std::string b = make_plan(dir, "b", b_tp, b_pp, b_dp, b_flags, model);
   const int np_a = a_tp * a_pp * a_dp;
   REQUIRE(mpirun(np_a, "--plan " + a + " --steps 4 --out " + dir + "/full.json", dir + "/f.log") == 0);
   REQUIRE(mpirun(np_a, "--plan " + a + " --steps 3 --checkpoint-dir " + dir + "/ck", dir + "/a.log") == 0);
@@ -56,6 +58,7 @@ void check_reshard(const std::string& name, int a_tp, int a_pp, int a_dp, int b_
                  dir + "/b.log") == 0);
   const double want = losses(dir + "/full.json")[3];
   CHECK(std::abs(losses(dir + "/b.json")[0] - want) <= 1e-5 * want);
+  return dir + "/ck/step_000003";
 }
 
 }  // namespace
@@ -66,6 +69,20 @@ TEST_CASE("a checkpoint of one plan loads into another plan", "[executor][mpi]")
 
 TEST_CASE("a checkpoint of (2,2,1) loads into (1,1,2) with the same loss", "[executor][mpi]") {
   check_reshard("reshard_pp", 2, 2, 1, 1, 1, 2, "");
+}
+
+// gpt-micro-swiglu (SwiGLU, RMSNorm): a Llama-family model, so its checkpoints carry Hugging Face
+// Llama names with c_fc stored as gate_proj and up_proj, each tp shard holding half of each. Its
+// vocabulary (128) is padded to 256 rows at tp=2 and 128 at tp=1: the padding differs too.
+TEST_CASE("a Llama-layout checkpoint reshards: tp=2 to tp=1 dp=2 and tp=1 dp=2 to tp=2", "[executor][mpi]") {
+  const std::string model = std::string(PARALLAX_SOURCE_DIR) + "/tests/executor/data/gpt-micro-swiglu.json";
+  const std::string step = check_reshard("reshard_llama", 2, 1, 1, 1, 1, 2, "--zero 1", model);
+  const auto stored = parallax::exec::read_stored_tensors(step);
+  CHECK(stored.count("model.layers.1.mlp.gate_proj.weight") == 1);
+  CHECK(stored.count("optimizer.v.model.layers.1.self_attn.k_proj.weight") == 1);
+  CHECK(stored.count("h.1.mlp.c_fc.weight") == 0);
+  CHECK(stored.at("model.layers.1.mlp.up_proj.weight").shape == std::vector<int64_t>{256, 64});  // (F, C)
+  check_reshard("reshard_llama_back", 1, 1, 2, 2, 1, 1, "", model);
 }
 
 TEST_CASE("a corrupted checkpoint is refused and the previous one is used", "[executor][mpi]") {
@@ -190,6 +207,8 @@ TEST_CASE("checkpoint inspect: every step's model, plan and shards, every checks
   CHECK(ok.find(dir + "/ck/step_000002  complete, step 2") != std::string::npos);
   CHECK(ok.find("model  gpt-tiny (layers 4, hidden 128, heads 4, vocab 512; fnv1a-64:") != std::string::npos);
   CHECK(ok.find("plan   tp=2 pp=1 vpp=1 dp=1 zero=0") != std::string::npos);
+  CHECK(ok.find("format parallax checkpoint 1 (HF GPT-2 names and Conv1D (in, out) layout; wte padded)") !=
+        std::string::npos);
   CHECK(ok.find("4 shard files verify") != std::string::npos);
   // One flipped byte in one shard: named, and exit 2.
   const fs::path f = fs::path(dir) / "ck" / "step_000001" / "model_tp1_pp0.safetensors";

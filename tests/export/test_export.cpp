@@ -82,6 +82,53 @@ TEST_CASE("Megatron-LM arguments round-trip to the same plan and model") {
   }
 }
 
+TEST_CASE("Megatron-LM's RoPE base and Llama 3.1 scaling round-trip; what its flags cannot say is refused") {
+  // Llama 3.1 8B: rope_base 500000, scaling factor 8 (low 1, high 4, original 8192: Megatron-LM's
+  // fixed numbers, megatron/core/models/common/embeddings/rotary_pos_embedding.py).
+  PlanFile f = plan_file("llama3.1-8b", 512, 1024, test::PlanBuilder(8, 4).recompute(Recompute::full));
+  REQUIRE(f.model.has_rope_scaling());
+  const auto a = megatron_args(f);
+  auto value = [&](const std::string& flag) {
+    const auto it = std::find(a.begin(), a.end(), flag);
+    return it == a.end() ? std::string("absent") : it + 1 == a.end() ? std::string("") : *(it + 1);
+  };
+  CHECK(value("--rotary-base") == "500000");
+  CHECK(std::find(a.begin(), a.end(), "--use-rope-scaling") != a.end());
+  CHECK(value("--rope-scaling-factor") == "8");
+  const PlanFile back = parse_megatron_args(a, f);
+  CHECK(back.model.rope_base == 500000);
+  CHECK(back.model.rope_scaling == f.model.rope_scaling);
+  CHECK(megatron_args(back) == a);
+
+  // Without the scaling flag no scaling; without --rotary-base Megatron-LM's 10000.
+  std::vector<std::string> plain;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == "--use-rope-scaling") continue;
+    if (a[i] == "--rotary-base" || a[i] == "--rope-scaling-factor") {
+      ++i;
+      continue;
+    }
+    plain.push_back(a[i]);
+  }
+  const PlanFile unscaled = parse_megatron_args(plain, f);
+  CHECK_FALSE(unscaled.model.has_rope_scaling());
+  CHECK(unscaled.model.rope_base == 10000);
+  // --use-rope-scaling alone: Megatron-LM's default factor 8.
+  plain.push_back("--use-rope-scaling");
+  CHECK(parse_megatron_args(plain, f).model.rope_scaling == RopeScaling{8, 1, 4, 8192});
+
+  // Scaling over another original context, a fractional base: Megatron-LM's flags cannot say it.
+  PlanFile other = f;
+  other.model.rope_scaling.original_max_position = 4096;
+  CHECK_THROWS_WITH(megatron_args(other), Catch::Contains("fixes low_freq_factor 1, high_freq_factor 4"));
+  other = f;
+  other.model.rope_base = 10000.5;
+  CHECK_THROWS_WITH(megatron_args(other), Catch::Contains("--rotary-base is an integer"));
+  std::vector<std::string> bad = a;
+  bad[static_cast<size_t>(std::find(bad.begin(), bad.end(), "--rope-scaling-factor") - bad.begin()) + 1] = "0.5";
+  CHECK_THROWS_AS(parse_megatron_args(bad, f), InputError);
+}
+
 TEST_CASE("Megatron-LM argument names and values for the interleaved plan") {
   const PlanFile f = three_plans()[1];  // 96 layers, pp 8, vpp 3: 4 layers per virtual stage
   const auto a = megatron_args(f);

@@ -123,6 +123,8 @@ TEST_CASE("nemo: the Llama 2 70B config gives GQA, SwiGLU, RoPE, RMSNorm and int
   CHECK(m.vocab == 32000);
   CHECK(m.activation == Activation::swiglu);  // fast-swiglu
   CHECK(m.position == Position::rope);
+  CHECK(m.rope_base == 10000);  // no model.rotary_base: NeMo's default, Llama 2's
+  CHECK_FALSE(m.has_rope_scaling());
   CHECK(m.norm == Norm::rmsnorm);
   CHECK_FALSE(m.tied_embeddings);
   CHECK_FALSE(m.linear_bias);
@@ -141,6 +143,25 @@ TEST_CASE("nemo: the Llama 2 70B config gives GQA, SwiGLU, RoPE, RMSNorm and int
   CHECK(f.job.global_batch == 2048);
   CHECK(f.job.dtype == Dtype::bf16);
   CHECK(f.job.tokens == Approx(300000.0 * 2048 * 4096));
+}
+
+TEST_CASE("nemo: rotary_base and scale_positional_embedding give Llama 3.1's RoPE", "[inputs]") {
+  // As NeMo's Llama 3.1 configs write them; NeMo's apply_rope_scaling: factor 8, low 1, high 4,
+  // original context 8192 (megatron_gpt_model.py), Megatron-LM's --use-rope-scaling defaults.
+  const PlanFile f = plan_of(edited("nemo-llama2-70b.yaml", "  rotary_percentage: 1.0\n",
+                                    "  rotary_percentage: 1.0\n  rotary_base: 500000.0\n  scale_positional_embedding: True\n"));
+  CHECK(f.model.rope_base == 500000);
+  CHECK(f.model.rope_scaling == RopeScaling{8, 1, 4, 8192});
+  const PlanFile unscaled = plan_of(edited("nemo-llama2-70b.yaml", "  rotary_percentage: 1.0\n",
+                                           "  rotary_percentage: 1.0\n  rotary_base: 1000000\n"));
+  CHECK(unscaled.model.rope_base == 1000000);
+  CHECK_FALSE(unscaled.model.has_rope_scaling());
+  require_input_error(
+      [&] {
+        (void)plan_of(edited("nemo-llama2-70b.yaml", "  rotary_percentage: 1.0\n",
+                             "  rotary_percentage: 1.0\n  rotary_base: 10000.5\n"));
+      },
+      "$.model.rotary_base", {"whole number", "10000.5"});
 }
 
 TEST_CASE("nemo: recompute, fp8, precision and sequence parallelism as NeMo reads them", "[inputs]") {

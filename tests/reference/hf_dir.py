@@ -15,10 +15,15 @@ transformers' sharded checkpoints (modeling_utils, SAFE_WEIGHTS_INDEX_NAME):
   transformers refuses a safetensors file whose metadata "format" is not pt, tf, flax or mlx.
 GPT-2 (transformers' GPT2LMHeadModel; its checkpoints carry GPT2Model names): Conv1D weights
   stored (in, out); lm_head tied to wte unless tie_word_embeddings is false.
+Llama (transformers' LlamaForCausalLM, model_type llama): model.embed_tokens, per layer
+  input_layernorm, self_attn.{q,k,v,o}_proj, post_attention_layernorm, mlp.{gate,up,down}_proj,
+  all nn.Linear (out, in); biases with attention_bias / mlp_bias; model.norm; lm_head unless
+  tie_word_embeddings. q_proj has num_attention_heads * head_dim rows, k/v_proj
+  num_key_value_heads * head_dim.
 
 Usage:
   hf_dir.py check HF_DIR [--against STEP_DIR] [--shards N] [--max-shard-bytes B]
-    validates the directory against the specifications and GPT-2's tensor set (with
+    validates the directory against the specifications and GPT-2's or Llama's tensor set (with
     --max-shard-bytes: every shard holds at most B bytes of tensors, or one tensor); with --against,
     compares every tensor with a Parallax checkpoint step directory reassembled here from its
     shard metadata ("shard:<name>": global shape, sharded dim, segments), vocabulary padding
@@ -145,14 +150,65 @@ def check_gpt2(config, tensors):
         raise Invalid("config.json: model_type gpt2 and architectures [GPT2LMHeadModel] expected")
     if config["n_embd"] % config["n_head"] != 0:
         raise Invalid("config.json: n_head must divide n_embd")
-    want = gpt2_shapes(config)
+    check_shapes(config, tensors, gpt2_shapes(config), "GPT-2")
+
+
+def check_shapes(config, tensors, want, family):
     if set(want) != set(tensors):
-        raise Invalid(f"tensors differ from GPT-2's: missing {sorted(set(want) - set(tensors))[:5]}, "
+        raise Invalid(f"tensors differ from {family}'s: missing {sorted(set(want) - set(tensors))[:5]}, "
                       f"unexpected {sorted(set(tensors) - set(want))[:5]}")
     dtype = {"float32": "F32", "bfloat16": "BF16", "float16": "F16"}[config.get("torch_dtype", "float32")]
     for name, shape in want.items():
         if tensors[name][1] != shape or tensors[name][0] != dtype:
             raise Invalid(f"{name}: {tensors[name][0]} {tensors[name][1]}, config.json says {dtype} {shape}")
+
+
+def llama_shapes(config):
+    """Every tensor LlamaForCausalLM loads, with its shape (nn.Linear (out, in))."""
+    C, F, V = config["hidden_size"], config["intermediate_size"], config["vocab_size"]
+    NH, KVH = config["num_attention_heads"], config.get("num_key_value_heads") or config["num_attention_heads"]
+    hd = config.get("head_dim") or C // NH
+    shapes = {"model.embed_tokens.weight": [V, C], "model.norm.weight": [C]}
+    for l in range(config["num_hidden_layers"]):
+        h = f"model.layers.{l}."
+        shapes.update({h + "input_layernorm.weight": [C], h + "post_attention_layernorm.weight": [C],
+                       h + "self_attn.q_proj.weight": [NH * hd, C], h + "self_attn.k_proj.weight": [KVH * hd, C],
+                       h + "self_attn.v_proj.weight": [KVH * hd, C], h + "self_attn.o_proj.weight": [C, NH * hd],
+                       h + "mlp.gate_proj.weight": [F, C], h + "mlp.up_proj.weight": [F, C],
+                       h + "mlp.down_proj.weight": [C, F]})
+        if config.get("attention_bias", False):
+            shapes.update({h + "self_attn.q_proj.bias": [NH * hd], h + "self_attn.k_proj.bias": [KVH * hd],
+                           h + "self_attn.v_proj.bias": [KVH * hd], h + "self_attn.o_proj.bias": [C]})
+        if config.get("mlp_bias", False):
+            shapes.update({h + "mlp.gate_proj.bias": [F], h + "mlp.up_proj.bias": [F], h + "mlp.down_proj.bias": [C]})
+    if not config.get("tie_word_embeddings", False):  # LlamaConfig's default: untied
+        shapes["lm_head.weight"] = [V, C]
+    return shapes
+
+
+def check_llama(config, tensors):
+    if config.get("model_type") != "llama" or config.get("architectures") != ["LlamaForCausalLM"]:
+        raise Invalid("config.json: model_type llama and architectures [LlamaForCausalLM] expected")
+    NH, KVH = config["num_attention_heads"], config.get("num_key_value_heads") or config["num_attention_heads"]
+    if NH % KVH != 0:
+        raise Invalid("config.json: num_key_value_heads must divide num_attention_heads")
+    if config.get("hidden_act") != "silu":
+        raise Invalid("config.json: hidden_act silu expected (SwiGLU)")
+    scaling = config.get("rope_scaling")
+    if scaling is not None and (scaling.get("rope_type") != "llama3" or
+                                set(scaling) != {"rope_type", "factor", "low_freq_factor", "high_freq_factor",
+                                                 "original_max_position_embeddings"}):
+        raise Invalid(f"config.json: rope_scaling {scaling} is not Llama 3's")
+    check_shapes(config, tensors, llama_shapes(config), "Llama")
+
+
+def check_model(config, tensors):
+    """GPT-2 or Llama by config.json's model_type; returns the family's name."""
+    if config.get("model_type") == "llama":
+        check_llama(config, tensors)
+        return "Llama"
+    check_gpt2(config, tensors)
+    return "GPT-2"
 
 
 def reassemble_parallax(step_dir):
@@ -207,7 +263,7 @@ def compare(tensors, step_dir, vocab):
         if name not in ref:
             raise Invalid(f"{name}: not in the checkpoint {step_dir}")
         rshape, rbytes = ref[name]
-        if name in ("wte.weight", "lm_head.weight"):  # vocabulary padding rows removed
+        if name in ("wte.weight", "model.embed_tokens.weight", "lm_head.weight"):  # vocabulary padding rows removed
             if rshape[0] < vocab:
                 raise Invalid(f"{name}: checkpoint has {rshape[0]} rows < vocab {vocab}")
             rbytes = bytes(rbytes[:vocab * rshape[1] * 4])
@@ -238,7 +294,7 @@ def main(argv):
             return 2
     try:
         config, tensors, files = read_hf_dir(path)
-        check_gpt2(config, tensors)
+        family = check_model(config, tensors)
         if shards is not None and len(files) != shards:
             raise Invalid(f"{len(files)} shard files, expected {shards}")
         if max_bytes is not None:
@@ -252,7 +308,7 @@ def main(argv):
     except (Invalid, OSError, ValueError, KeyError) as e:
         print(f"hf_dir: INVALID: {e}", file=sys.stderr)
         return 1
-    print(f"hf_dir: valid GPT-2 directory: {len(tensors)} tensors in {len(files)} files"
+    print(f"hf_dir: valid {family} directory: {len(tensors)} tensors in {len(files)} files"
           + (f", equal to {against}" if against else ""))
     return 0
 

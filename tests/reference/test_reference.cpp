@@ -1,6 +1,6 @@
-// The single-process executor against the independent PyTorch reference (gpt_reference.py, run
-// in float64): from the same weights and tokens, the loss, the logits and every gradient tensor
-// by name.
+// The single-process executor against the independent PyTorch reference (gpt_reference.py and
+// llama_reference.py, run in float64): from the same weights and tokens, the loss, the logits and
+// every gradient tensor by name.
 // Tolerances: fp32 against fp64, relative to each tensor's largest magnitude.
 #include <catch2/catch.hpp>
 
@@ -11,12 +11,16 @@
 
 using namespace parallax::test;
 
-TEST_CASE("single process equals the PyTorch reference", "[executor][mpi][reference]") {
-  const std::string golden = std::string(PARALLAX_SOURCE_DIR) + "/tests/reference/golden";
-  const std::string dir = scratch_dir("reference");
+namespace {
+
+// Resumes the single-process executor from `golden`/ckpt (model `model_json` in tests/reference),
+// runs one step on `golden`/tokens.bin and compares with `golden`/golden.safetensors.
+void check_against_reference(const std::string& golden_name, const std::string& model_json) {
+  const std::string golden = std::string(PARALLAX_SOURCE_DIR) + "/tests/reference/" + golden_name;
+  const std::string dir = scratch_dir("reference_" + golden_name);
   const std::string plan = dir + "/plan.json";
   REQUIRE(shell(std::string(PARALLAX_BIN) + " predict --model " + PARALLAX_SOURCE_DIR +
-                "/tests/reference/micro_model.json --cluster dgx-a100-superpod --dtype fp32"
+                "/tests/reference/" + model_json + " --cluster dgx-a100-superpod --dtype fp32"
                 " --gpus 1 --tp 1 --pp 1 --global-batch 4 --mbs 1 --recompute none --out " +
                 plan + " > /dev/null") == 0);
   // Resume from a copy: the run saves nothing, but keep the committed files untouched anyway.
@@ -71,4 +75,17 @@ TEST_CASE("single process equals the PyTorch reference", "[executor][mpi][refere
     ++compared;
   }
   CHECK(compared == grads.size());
+}
+
+}  // namespace
+
+TEST_CASE("single process equals the PyTorch reference", "[executor][mpi][reference]") {
+  check_against_reference("golden", "micro_model.json");
+}
+
+// llama_model.json: grouped-query attention (2 query heads per KV head), RoPE at base 500000 with
+// Llama 3.1's scaling, SwiGLU, RMSNorm, untied embeddings, no biases; the checkpoint under Hugging
+// Face Llama names (q/k/v and gate/up stored apart), the golden gradients under the executor's.
+TEST_CASE("single process equals the PyTorch Llama reference", "[executor][mpi][reference]") {
+  check_against_reference("golden_llama", "llama_model.json");
 }

@@ -1,15 +1,18 @@
 #pragma once
 // Checkpoints: DIR/step_NNNNNN/ holds one safetensors file per (tp, pp) shard (written by the
 // DP rank 0 of each; DP replicas are identical, ZeRO-1 optimizer shards are gathered first) with
-// parameters under Hugging Face GPT-2 names and Adam state under "optimizer.m." / "optimizer.v.",
-// and a COMPLETE marker written last. Conv1D weights (c_attn, c_proj, c_fc) are stored in HF's
-// (in, out) layout; word embeddings keep the executor's vocabulary padding (multiple of 128*tp). Loading reassembles global tensors from all files, so a
-// checkpoint of one plan loads into another (resharding over tp, pp and dp).
+// parameters under Hugging Face names and Adam state under "optimizer.m." / "optimizer.v." with
+// the same names, and a COMPLETE marker written last. GPT-2 family: GPT-2's names, Conv1D weights
+// (c_attn, c_proj, c_fc) in HF's (in, out) layout; Llama family: Llama's names, (out, in), fused
+// QKV and SwiGLU tensors split into q/k/v and gate/up (checkpoint_layout.hpp). Word embeddings
+// keep the executor's vocabulary padding (multiple of 128*tp). Loading reassembles global tensors
+// from all files, so a checkpoint of one plan loads into another (resharding over tp, pp and dp).
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "parallax/executor/checkpoint_dir.hpp"
+#include "parallax/executor/checkpoint_layout.hpp"
 #include "parallax/executor/safetensors.hpp"
 #include "parallax/executor/trainer.hpp"
 
@@ -26,17 +29,17 @@ void save_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g,
 // 0 and skipped); returns false when there is none. Which model it belongs to is checked before,
 // by check_checkpoint_dir.
 bool load_latest_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g);
-// Writes this rank's gradient shards (after reduction) for tests: DIR/grads_tpX_ppY.safetensors.
-void dump_gradients(const std::string& dir, Trainer& t, const ProcessGroups& g);
+// Writes this rank's gradient shards (after reduction) for tests: DIR/grads_tpX_ppY.safetensors,
+// named and laid out as the model's checkpoints.
+void dump_gradients(const std::string& dir, Trainer& t, const ProcessGroups& g, const ModelSpec& model);
 // Reads every *.safetensors in dir (checksums verified) and reassembles the global tensors
-// whose names start with `prefix`, in the executor's (out, in) layout.
+// whose executor names start with `prefix`, under the executor's names ("h.0.attn.c_attn.weight"
+// whatever the layout stored) in its (out, in) layout.
 std::map<std::string, GlobalTensor> read_global_tensors(const std::string& dir,
                                                         const std::string& prefix = "");
-// The same, in the layout the files store: Hugging Face GPT-2's, Conv1D weights (in, out).
+// The same, under the names and in the layout the files store (stored names start with `prefix`):
+// Hugging Face GPT-2's (Conv1D weights (in, out)) or Llama's.
 std::map<std::string, GlobalTensor> read_stored_tensors(const std::string& dir,
                                                         const std::string& prefix = "");
-// A weight Hugging Face GPT-2 keeps as a Conv1D, stored (in, out): the transpose of the
-// executor's (out, in) (attn.c_attn, attn.c_proj, mlp.c_fc, mlp.c_proj).
-bool hf_conv1d_weight(const std::string& name);
 
 }  // namespace parallax::exec

@@ -24,6 +24,7 @@ struct StepReport {
   std::string step;       // COMPLETE's step count (empty when incomplete)
   std::string model;      // the recorded model, described (or why it cannot be told)
   std::string plan;       // the writing plan's parallel layout (empty when not recorded)
+  std::string format;     // the shards' parallax_format: names and layout (HF GPT-2's or Llama's)
   std::vector<ShardReport> shards;
 };
 

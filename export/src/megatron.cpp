@@ -392,7 +392,7 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
   if (p.vpp > 1 && microbatch_group > 0 && microbatch_group != p.pp) p.microbatch_group = microbatch_group;
   p.schedule = p.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
   if (p.tp < 1 || p.pp < 1 || f.gpus % (p.tp * p.cp * p.pp) != 0)
-    throw InputError("megatron args", "--tensor-model-parallel-size",
+    throw InputError("megatron args", p.cp > 1 ? "--context-parallel-size" : "--tensor-model-parallel-size",
                      "tp (" + std::to_string(p.tp) + ")" +
                          (p.cp > 1 ? " x cp (" + std::to_string(p.cp) + ")" : std::string()) + " x pp (" +
                          std::to_string(p.pp) + ") must divide the GPU count (" + std::to_string(f.gpus) +

@@ -69,7 +69,7 @@ TEST_CASE("llama3.1-405b at 131072 tokens: by hand, no cp = 1 layout fits an 80 
   CHECK(pp1 / 16 < in.cluster.gpu.hbm_bytes / 10);
 }
 
-TEST_CASE("llama3.1-405b at 131072 tokens on 16384 H100s: the planner finds cp > 1 plans only", "[slow]") {
+TEST_CASE("llama3.1-405b at 131072 tokens on 16384 H100s: the planner finds cp > 1 plans only") {
   // parallax plan --model llama3.1-405b --seq-len 131072 --gpus 16384 --cluster dgx-h100-superpod
   //   --nodes 2048 --stack megatron-core
   PlannerInputs in = llama_128k();

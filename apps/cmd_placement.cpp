@@ -48,24 +48,29 @@ void run_placement(const PlacementArgs& a) {
   }
   if (crossing > 1) warnings.push_back(std::to_string(crossing) + " of " + std::to_string(tp_groups.size()) + " TP groups cross nodes");
 
-  const std::pair<ParallelDim, const char*> dims[] = {
+  // cp groups (the K/V rings) only for a plan with context parallelism, so other output stays as it was.
+  std::vector<std::pair<ParallelDim, const char*>> dims = {
       {ParallelDim::tp, "tp"}, {ParallelDim::dp, "dp"}, {ParallelDim::pp, "pp"}};
+  if (p.cp > 1) dims.insert(dims.begin() + 1, {ParallelDim::cp, "cp"});
   if (a.json) {
     nlohmann::json j = {{"cluster", r.file.cluster.name}, {"order", p.order}, {"tp", p.tp},
                         {"dp", p.dp}, {"pp", p.pp}, {"warnings", warnings}};
+    if (p.cp > 1) j["cp"] = p.cp;
     j["ranks"] = nlohmann::json::array();
     for (int64_t rank = 0; rank < pl.world_size(); ++rank) {
       const RankCoords c = pl.coords(rank);
       const int64_t gpu = pl.gpu_of_rank(rank);
       j["ranks"].push_back({{"rank", rank}, {"gpu", gpu}, {"node", gpu / G}, {"local_gpu", gpu % G},
                             {"tp", c.tp}, {"dp", c.dp}, {"pp", c.pp}});
+      if (p.cp > 1) j["ranks"].back()["cp"] = c.cp;
     }
     for (const auto& [d, name] : dims) j["groups"][name] = pl.groups(d);
     std::cout << j.dump(2) << '\n';
     return;
   }
   for (const std::string& w : warnings) std::fprintf(stderr, "parallax: warning: %s\n", w.c_str());
-  std::cout << "plan     tp=" << p.tp << " dp=" << p.dp << " pp=" << p.pp << " order=" << p.order
+  std::cout << "plan     tp=" << p.tp << (p.cp > 1 ? " cp=" + std::to_string(p.cp) : "") << " dp=" << p.dp
+            << " pp=" << p.pp << " order=" << pl.order()
             << " on " << r.file.cluster.name << " (" << pl.world_size() << " ranks, " << G
             << " GPUs per node)\n\n";
   TextTable ranks({"rank", "gpu", "node", "local", "tp", "dp", "pp"});

@@ -59,7 +59,7 @@ Progress progress_bar() {
 }
 
 std::string plans_table(const SearchResult& res, int64_t top) {
-  TextTable t({"#", "tp", "pp", "vpp", "dp", "mbs", "m", "recompute", "sp", "zero", "iter s",
+  TextTable t({"#", "tp", "cp", "pp", "vpp", "dp", "mbs", "m", "recompute", "sp", "zero", "iter s",
                "model TF/s", "Megatron TF/s", "MFU", "peak GB", "headroom GB", "bubble"});
   for (int64_t i = 0; i < top && i < static_cast<int64_t>(res.plans.size()); ++i) {
     const RankedPlan& r = res.plans[static_cast<size_t>(i)];
@@ -67,7 +67,7 @@ std::string plans_table(const SearchResult& res, int64_t top) {
     const Prediction& pr = r.prediction;
     // Throughput at the ranking time (the simulator's, when refined).
     const double scale = r.throughput_scale();
-    t.add_row({std::to_string(i + 1), std::to_string(p.tp), std::to_string(p.pp),
+    t.add_row({std::to_string(i + 1), std::to_string(p.tp), std::to_string(p.cp), std::to_string(p.pp),
                // "3/10": vpp 3, interleaved in micro-batch groups of 10 (Megatron-Core).
                std::to_string(p.vpp) + (p.microbatch_group != 0 ? "/" + std::to_string(p.microbatch_group) : ""),
                std::to_string(p.dp), std::to_string(p.micro_batch),

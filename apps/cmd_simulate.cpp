@@ -30,7 +30,8 @@ struct SimulateArgs {
 
 std::string plan_summary(const PlanSpec& p) {
   std::string s =
-      "tp=" + std::to_string(p.tp) + " pp=" + std::to_string(p.pp) + " dp=" + std::to_string(p.dp);
+      "tp=" + std::to_string(p.tp) + (p.cp > 1 ? " cp=" + std::to_string(p.cp) : "") + " pp=" +
+      std::to_string(p.pp) + " dp=" + std::to_string(p.dp);
   if (p.vpp > 1) s += " vpp=" + std::to_string(p.vpp);
   if (p.microbatch_group != 0) s += " group=" + std::to_string(p.microbatch_group);
   s += " mbs=" + std::to_string(p.micro_batch) + " m=" + std::to_string(p.num_micro_batches);

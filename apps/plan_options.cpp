@@ -13,9 +13,10 @@ void add_job_options(CLI::App& app, PlanOptions& o, bool with_gpus) {
   app.add_option("--nodes", o.nodes,
                  "the cluster at this many nodes (up to what its fabric joins; default: its own)");
   if (with_gpus) {
-    app.add_option("--gpus", o.gpus, "GPUs used (tp * pp * dp)")->capture_default_str();
+    app.add_option("--gpus", o.gpus, "GPUs used (tp * cp * pp * dp)")->capture_default_str();
   }
   app.add_option("--global-batch", o.global_batch, "sequences per iteration")->capture_default_str();
+  app.add_option("--seq-len", o.seq_len, "tokens per sequence (default: the model's)");
   app.add_option("--dtype", o.dtype, "training dtype: fp32|tf32|bf16|fp16|fp8")->capture_default_str();
   app.add_option("--bytes-per-param", o.bytes_per_param,
                  "weights+grads+optimizer bytes per parameter: 16|18|20")
@@ -38,6 +39,8 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
   add_job_options(app, o);
   app.add_option("--tp", o.tp, "tensor-parallel size")->capture_default_str();
   app.add_option("--pp", o.pp, "pipeline-parallel size")->capture_default_str();
+  app.add_option("--cp", o.cp, "context-parallel size (the sequence split over cp ranks)")
+      ->capture_default_str();
   // The defaults of --gpus, --tp, --pp and --global-batch are MT-NLG 530B's published plan, the
   // default model's; another --model takes the whole cluster, tp 1, pp 1 and one micro-batch per
   // data-parallel rank for the ones left out.

@@ -14,6 +14,7 @@ void add_search_flags(CLI::App& app, SearchFlags& f) {
                "also try lighter first/last pipeline stages (pp need not divide the layers)");
   app.add_option("--force-tp", f.force_tp, "search only plans with this tensor-parallel size");
   app.add_option("--force-pp", f.force_pp, "search only plans with this pipeline-parallel size");
+  app.add_option("--force-cp", f.force_cp, "search only plans with this context-parallel size (1: none)");
 }
 
 }  // namespace parallax::cli

@@ -319,7 +319,8 @@ void read_stack_capabilities(JsonObjectReader& r, StackCapabilities& c) {
   JsonObjectReader o = r.object("capabilities");
   expect_keys(o, {"zero", "schedules", "positions", "tensor_parallel", "sequence_parallel",
                   "pipeline_parallel", "grouped_query_attention", "uneven_stages", "fp8", "export",
-                  "microbatch_groups", "source"});
+                  "microbatch_groups", "context_parallel", "cp_comm_type",
+                  "context_parallel_refusal", "context_parallel_within_node", "source"});
   if (o.has("zero")) c.zero_stages = o.get_int_list("zero", 0, 3);
   if (o.has("schedules")) {
     c.schedules.clear();
@@ -341,6 +342,14 @@ void read_stack_capabilities(JsonObjectReader& r, StackCapabilities& c) {
                                                      : UnevenStages::any;
   c.fp8 = o.get_bool_or("fp8", true);
   c.microbatch_groups = o.get_bool_or("microbatch_groups", true);
+  c.context_parallel = o.get_bool_or("context_parallel", true);
+  if (o.has("cp_comm_type")) c.cp_comm_type = o.get_enum("cp_comm_type", {"p2p", "a2a", "allgather", "a2a+p2p"});
+  c.context_parallel_refusal = o.get_string_or("context_parallel_refusal", "");
+  c.context_parallel_within_node = o.get_bool_or("context_parallel_within_node", false);
+  if (!c.context_parallel && c.context_parallel_refusal.empty())
+    o.fail("context_parallel_refusal", "must say why the stack has no context parallelism");
+  if (c.context_parallel && !c.context_parallel_refusal.empty())
+    o.fail("context_parallel_refusal", "only for a stack with \"context_parallel\": false");
   c.exporter = enum_from(o.get_enum_or("export", {"none", "megatron", "deepspeed", "parallax"}, "none"),
                          kExporters);
   if (o.get_string("source").empty()) o.fail("source", "must say where the capabilities come from");
@@ -410,11 +419,12 @@ StackSpec read_stack(JsonObjectReader& r) {
 }
 
 PlanSpec read_plan(JsonObjectReader& r) {
-  expect_keys(r, {"tp", "pp", "dp", "vpp", "microbatch_group", "micro_batch", "num_micro_batches",
+  expect_keys(r, {"tp", "cp", "pp", "dp", "vpp", "microbatch_group", "micro_batch", "num_micro_batches",
                   "sequence_parallel", "recompute", "recompute_layers", "zero", "schedule", "order",
                   "first_stage_layers", "last_stage_layers"});
   PlanSpec p;
   p.tp = r.get_int("tp", 1, Limits::max_gpus);
+  p.cp = r.get_int_or("cp", 1, Limits::max_gpus, 1);
   p.pp = r.get_int("pp", 1, Limits::max_gpus);
   p.dp = r.get_int("dp", 1, Limits::max_gpus);
   p.vpp = r.get_int_or("vpp", 1, Limits::max_layers, 1);
@@ -545,6 +555,8 @@ json to_json(const PlanSpec& p) {
               {"last_stage_layers", p.last_stage_layers},
               {"schedule", to_string(p.schedule)},
               {"order", p.order}};
+  // Written only with context parallelism, so the files of plans without it stay as they were.
+  if (p.cp != 1) out["cp"] = p.cp;
   // 0 means "derive from the batch": left out, so that reading the output gives 0 again.
   if (p.num_micro_batches != 0) out["num_micro_batches"] = p.num_micro_batches;
   // 0 means pp, Megatron's default: left out, so files of plans without groups stay as they were.

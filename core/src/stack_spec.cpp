@@ -57,6 +57,9 @@ std::optional<StackRefusal> stack_refusal(const ModelSpec& m, const JobSpec& j, 
     return refuse("$.plan.tp", "has no tensor parallelism (got tp " + n(p.tp) + ")");
   if (p.sequence_parallel && !c.sequence_parallel)
     return refuse("$.plan.sequence_parallel", "has no sequence parallelism");
+  if (p.cp > 1 && !c.context_parallel)
+    return refuse("$.plan.cp", "has no context parallelism (got cp " + n(p.cp) + ")" +
+                                   (c.context_parallel_refusal.empty() ? "" : ": " + c.context_parallel_refusal));
   if (p.pp > 1 && !c.pipeline_parallel)
     return refuse("$.plan.pp", "has no pipeline parallelism (got pp " + n(p.pp) + ")");
   if (m.kv_heads != m.heads && !c.grouped_query_attention)

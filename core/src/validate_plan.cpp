@@ -46,6 +46,7 @@ class PlanChecker {
     check_ranges();
     check_gpu_count();
     check_tensor_parallel();
+    check_context_parallel();
     check_pipeline_parallel();
     check_batch();
     check_interleaving();
@@ -69,6 +70,7 @@ class PlanChecker {
   // Plans built in code (the planner) never went through read_plan's range checks.
   void check_ranges() const {
     at_least("tp", p_.tp, 1);
+    at_least("cp", p_.cp, 1);
     at_least("pp", p_.pp, 1);
     at_least("dp", p_.dp, 1);
     at_least("vpp", p_.vpp, 1);
@@ -90,10 +92,27 @@ class PlanChecker {
     if (gpus_ > c_.total_gpus())
       fail("$.gpus", "gpus (" + n(gpus_) + ") must be <= the cluster's nodes (" + n(c_.nodes) +
                          ") * gpus_per_node (" + n(c_.gpus_per_node) + ") = " + n(c_.total_gpus()));
-    const int64_t used = product(product(p_.tp, p_.pp), p_.dp);
+    const int64_t used = product(product(product(p_.tp, p_.cp), p_.pp), p_.dp);
+    const std::string cp = p_.cp != 1 ? " * cp (" + n(p_.cp) + ")" : "";
     if (used != gpus_)
-      fail("$.plan", "tp (" + n(p_.tp) + ") * pp (" + n(p_.pp) + ") * dp (" + n(p_.dp) +
+      fail("$.plan", "tp (" + n(p_.tp) + ")" + cp + " * pp (" + n(p_.pp) + ") * dp (" + n(p_.dp) +
                          ") = " + n(used) + " must equal gpus (" + n(gpus_) + ")");
+  }
+
+  // Context parallelism with causal load balancing (Megatron-Core / Transformer Engine): the
+  // sequence is cut into 2cp chunks and rank i holds chunks i and 2cp-1-i.
+  void check_context_parallel() const {
+    if (p_.cp == 1) return;
+    const int64_t chunks = product(2, p_.cp);
+    if (m_.seq_len % chunks != 0)
+      fail("$.plan.cp", "seq_len (" + n(m_.seq_len) + ") must be divisible by 2 * cp = " +
+                            n(chunks) + " (each cp rank holds chunks i and 2cp-1-i of 2cp)");
+    // A stack without it says why (before the attention rule, which would be beside the point).
+    if (const auto r = stack_refusal(m_, j_, p_); r && r->path == "$.plan.cp") fail(r->path, r->rule);
+    // The ring runs inside a fused attention kernel (Transformer Engine's, PyTorch's SDPA).
+    if (j_.attention != Attention::fused)
+      fail("$.plan.cp", "context parallelism needs fused attention (its key/value ring runs inside "
+                        "the fused kernel); the job's attention is unfused");
   }
 
   // Megatron splits attention heads, key/value groups and the FFN columns over TP ranks. The
@@ -194,8 +213,13 @@ class PlanChecker {
   void check_sequence_parallel() const {
     if (!p_.sequence_parallel) return;
     if (p_.tp == 1) fail("$.plan.sequence_parallel", "requires tp > 1 (got tp 1)");
-    if (m_.seq_len % p_.tp != 0)
+    if (p_.cp == 1 && m_.seq_len % p_.tp != 0)
       fail("$.plan.sequence_parallel", "seq_len (" + n(m_.seq_len) + ") must be divisible by tp (" +
+                                           n(p_.tp) + ") with sequence parallelism");
+    // Each cp rank's seq_len / cp tokens are scattered over tp along the sequence dimension.
+    if (p_.cp > 1 && (m_.seq_len / p_.cp) % p_.tp != 0)
+      fail("$.plan.sequence_parallel", "seq_len / cp (" + n(m_.seq_len) + " / " + n(p_.cp) + " = " +
+                                           n(m_.seq_len / p_.cp) + ") must be divisible by tp (" +
                                            n(p_.tp) + ") with sequence parallelism");
   }
 

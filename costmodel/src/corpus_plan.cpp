@@ -159,7 +159,7 @@ void read_row_plan(JsonObjectReader& p, PublishedRun& run, std::vector<std::stri
     if (!v) add_reason(reasons, std::string(key) + " unpublished");
     *field = v.value_or(1);
   }
-  if (int_or_unpublished(p, "cp", true).value_or(1) > 1) add_reason(reasons, "context parallelism");
+  plan.cp = int_or_unpublished(p, "cp", true).value_or(1);
   if (int_or_unpublished(p, "ep", true).value_or(1) > 1) add_reason(reasons, "expert parallelism");
   const auto mb = int_or_unpublished(p, "micro_batch");
   run.free_micro_batch = !mb;

@@ -136,6 +136,14 @@ PhaseTimes phase_times(const std::vector<Op>& ops, const Rates& r) {
   return t;
 }
 
+// The attention core's ops of an op list, per phase: what the context-parallel ring overlaps with.
+PhaseTimes attention_times(const std::vector<Op>& ops, const Rates& r) {
+  std::vector<Op> attention;
+  for (const Op& op : ops)
+    if (is_attention(op)) attention.push_back(op);
+  return phase_times(attention, r);
+}
+
 // The linear layers' GEMMs of an op list (all phases): what TP communication overlaps with.
 double linear_gemm_time(const std::vector<Op>& ops, const Rates& r) {
   double t = 0;
@@ -207,7 +215,7 @@ DpTraffic dp_traffic(const EfficiencyProfile& pf, const PlanSpec& p,
                      const std::vector<GroupCost>& dp, double params, double layer_params,
                      double root, double grad_elem_bytes, double weight_elem_bytes) {
   DpTraffic t;
-  if (p.dp <= 1) return t;
+  if (grad_ranks(p) <= 1) return t;
   const double grads = params * grad_elem_bytes;
   const double weights = params * weight_elem_bytes;
   switch (p.zero) {
@@ -229,6 +237,24 @@ DpTraffic dp_traffic(const EfficiencyProfile& pf, const PlanSpec& p,
     }
   }
   return t;
+}
+
+// One layer's context-parallel ring on a stage (CpRingLayer): each of the cp - 1 steps hides
+// under one of the cp equal attention blocks (causal load balancing gives every step two of the
+// 2cp x 2cp chunk blocks at or below the diagonal).
+CpRingLayer cp_ring_layer(const EfficiencyProfile& pf, const ModelSpec& m, const ShardShape& sh,
+                          const std::vector<P2pCost>& ring, const PhaseTimes& attention,
+                          double slowdown) {
+  CpRingLayer c;
+  if (sh.cp <= 1) return c;
+  const double kv_heads = static_cast<double>(m.kv_heads) / static_cast<double>(sh.tp);
+  c.kv_bytes = 2 * shard_tokens(m, sh) * kv_heads * static_cast<double>(m.head_dim()) * sh.act_bytes;
+  c.step_forward_s = max_p2p_s(pf, ring, c.kv_bytes);
+  c.step_backward_s = max_p2p_s(pf, ring, 2 * c.kv_bytes);
+  const double steps = static_cast<double>(sh.cp - 1), blocks = static_cast<double>(sh.cp);
+  c.exposed_forward_s = steps * overlapped_time_s(c.step_forward_s, attention.forward / blocks, 0, slowdown);
+  c.exposed_backward_s = steps * overlapped_time_s(c.step_backward_s, attention.backward / blocks, 0, slowdown);
+  return c;
 }
 
 Rates rates_for(const GpuSpec& gpu, const JobSpec& j, const EfficiencyProfile& prof) {
@@ -338,7 +364,7 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
 
   const ParamBytes pb = param_bytes(j.bytes_per_param);
   const double grad_elem = j.bytes_per_param == ParamBytesConvention::b16 ? 2 : 4;
-  const double dp = static_cast<double>(p.dp);
+  const double dp = static_cast<double>(grad_ranks(p));  // weights replicated over dp x cp
   const double exposed_dp = 1 - prof.dp_overlap;
   const double layer_params = layer_params_per_rank(m, p.tp);
   const double opt_rate = optimizer_rate(rates, prof);
@@ -367,6 +393,14 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
       st.backward_s += head.backward;
       tp += comm_time(prof, head_comm(m, sh), tp_groups);
     }
+    if (p.cp > 1) {
+      const CpRingLayer ring = cp_ring_layer(prof, m, sh, comm.cp_ring_by_stage[static_cast<size_t>(k)],
+                                             attention_times(ops_plain, rates), slowdown);
+      // Full recompute re-runs each recomputed layer's forward, ring included.
+      const double rerun = p.recompute == Recompute::full ? n_rec : 0;
+      st.cp_forward_s = static_cast<double>(layers) * ring.exposed_forward_s;
+      st.cp_backward_s = static_cast<double>(layers) * ring.exposed_backward_s + rerun * ring.exposed_forward_s;
+    }
     st.tp_comm_s = tp_overlapped
                        ? overlapped_time_s(tp, n_rec * gemm_rec + n_plain * gemm_plain, 0, slowdown)
                        : exposed_tp * tp;
@@ -376,12 +410,12 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
     const DpTraffic t = dp_traffic(prof, p, comm.dp_by_stage[static_cast<size_t>(k)], params,
                                    layer_params, stage_non_layer_params_per_rank(m, p, k),
                                    grad_elem, pb.weights);
-    const double buckets = static_cast<double>(dp_bucket_count(params, p.dp));
+    const double buckets = static_cast<double>(dp_bucket_count(params, grad_ranks(p)));
     const double bwd = st.backward_s + st.recompute_s;
     // ZeRO-2: each micro-batch's gradients reduce-scattered under its backward (bucketed).
     st.dp_backward_s = ov.grad_reduce ? overlapped_time_s(t.mb_reduce_s, bwd, t.mb_reduce_s / buckets, slowdown)
                                       : t.mb_reduce_s;
-    if (p.zero >= 3 && p.dp > 1 && layers > 0) {
+    if (p.zero >= 3 && grad_ranks(p) > 1 && layers > 0) {
       // ZeRO-3 / FSDP, per micro-batch. With prefetch each layer's gather runs under the
       // previous layer's forward; in backward the next gather and this layer's reduce-scatter
       // run under its backward, and the last layer of the forward is not gathered again. The
@@ -421,7 +455,7 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
   // Pipeline p2p: each TP rank sends its 1/t slice (Megatron-LM scatter/gather, or SP shards);
   // without SP the receiver all-gathers the slices over NVLink.
   if (p.pp > 1) {
-    const double bytes = static_cast<double>(p.micro_batch * m.seq_len * m.hidden) * sh.act_bytes;
+    const double bytes = shard_tokens(m, sh) * static_cast<double>(m.hidden) * sh.act_bytes;
     out.p2p_s = max_p2p_s(prof, comm.p2p, bytes / static_cast<double>(p.tp));
     if (!p.sequence_parallel && p.tp > 1) {
       double gather = 0;

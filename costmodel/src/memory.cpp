@@ -127,18 +127,23 @@ double in_flight_micro_batches(const PlanSpec& p, int64_t stage) {
   return m;
 }
 
+double layer_activation_bytes(const ModelSpec& m, const JobSpec& j, const PlanSpec& p, Recompute r) {
+  // Context parallelism: each rank keeps the activations of its seq_len / cp tokens (fused
+  // attention, which validate_plan requires with cp: its per-row log-sum-exp does not grow with
+  // the keys).
+  return layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, r, j.attention,
+                                j.selective, j.kernels) /
+         static_cast<double>(p.cp);
+}
+
 double stage_activation_bytes_per_micro_batch(const ModelSpec& m, const JobSpec& j,
                                               const PlanSpec& p, int64_t stage) {
   const double e_scale = shard_shape(m, j, p).act_bytes / 2;  // Korthikanti assumes 16-bit
   const int64_t layers = stage_layers(m.layers, p, stage);
   const int64_t recomputed =
       p.recompute == Recompute::full && p.recompute_layers > 0 ? p.recompute_layers : layers;
-  const double per_layer_kept =
-      layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, p.recompute, j.attention,
-                             j.selective, j.kernels);
-  const double per_layer_full =
-      layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, Recompute::none,
-                             j.attention, j.selective, j.kernels);
+  const double per_layer_kept = layer_activation_bytes(m, j, p, p.recompute);
+  const double per_layer_full = layer_activation_bytes(m, j, p, Recompute::none);
   const double stash = p.recompute == Recompute::full
                            ? static_cast<double>(recomputed) * per_layer_kept +
                                  static_cast<double>(layers - recomputed) * per_layer_full
@@ -150,19 +155,16 @@ std::vector<StageMemory> stage_memory(const ModelSpec& m, const JobSpec& j, cons
   PlanSpec p = plan;
   p.zero = zero_stage_run(j, plan);  // the sharding the stack runs (TorchTitan's FSDP with pp)
   const ParamBytes pb = param_bytes(j.bytes_per_param);
-  const double dp = static_cast<double>(p.dp);
+  // Weights are replicated over cp as over dp: ZeRO shards over both (grad_ranks).
+  const double dp = static_cast<double>(grad_ranks(p));
   const ShardShape sh = shard_shape(m, j, p);
   const double e_scale = sh.act_bytes / 2;  // Korthikanti's formulas assume 16-bit activations
-  const double per_layer_kept =
-      layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, p.recompute, j.attention,
-                             j.selective, j.kernels);
-  const double per_layer_full =
-      layer_activation_bytes(m, p.micro_batch, p.tp, p.sequence_parallel, Recompute::none,
-                             j.attention, j.selective, j.kernels);
+  const double per_layer_kept = layer_activation_bytes(m, j, p, p.recompute);
+  const double per_layer_full = layer_activation_bytes(m, j, p, Recompute::none);
 
   const double t = static_cast<double>(p.tp);
-  const double sbh = static_cast<double>(p.micro_batch * m.seq_len * m.hidden);
-  const double sb = static_cast<double>(p.micro_batch * m.seq_len);
+  const double sb = shard_tokens(m, sh);  // this rank's tokens of a micro-batch (÷ cp)
+  const double sbh = sb * static_cast<double>(m.hidden);
   const double v_local = static_cast<double>(sh.padded_vocab) / t;
 
   std::vector<StageMemory> out;
@@ -190,7 +192,7 @@ std::vector<StageMemory> stage_memory(const ModelSpec& m, const JobSpec& j, cons
     // The loss at its peak: what the stack holds per logit (presets/stacks/, "loss"), with
     // 16-bit logits; wider activations widen the logits.
     if (k == p.pp - 1) buffers += sb * v_local * (j.loss_bytes_per_logit + sh.act_bytes - 2);
-    if (p.zero >= 3 && p.dp > 1) {
+    if (p.zero >= 3 && grad_ranks(p) > 1) {
       // ZeRO-3 / FSDP: the layer being computed and the one prefetched are whole (16-bit weights),
       // one layer's full gradients wait for their reduce-scatter, and the unit outside the layers
       // (embeddings, head) stays gathered through the micro-batch.

@@ -46,7 +46,7 @@ void add_linear(std::vector<Op>& fwd, std::vector<Op>& bwd, const std::string& n
 }
 
 struct LayerDims {
-  double b, s, h, a_local, kv_local, d, f_local, t;
+  double b, s, s_kv, h, a_local, kv_local, d, f_local, t;
   bool fp8;
   bool sp;  // sequence parallel
   Fp8Recipe recipe;
@@ -61,7 +61,9 @@ struct LayerDims {
 LayerDims dims(const ModelSpec& m, const ShardShape& sh) {
   LayerDims L{};
   L.b = static_cast<double>(sh.micro_batch);
-  L.s = static_cast<double>(m.seq_len);
+  // Queries (and every token-proportional op) on this rank; keys each query may attend to.
+  L.s = static_cast<double>(m.seq_len) / static_cast<double>(sh.cp);
+  L.s_kv = static_cast<double>(m.seq_len);
   L.h = static_cast<double>(m.hidden);
   L.t = static_cast<double>(sh.tp);
   L.a_local = static_cast<double>(m.heads) / L.t;
@@ -156,11 +158,15 @@ void add_layer_linear(std::vector<Op>& fwd, std::vector<Op>& bwd, const std::str
 // Q, K, V, O, dO and the log-sum-exp and writing dQ, dK, dV. Costed as batched GEMMs of
 // contraction d (their efficiency is the GEMM curve at the head size).
 void fused_attention_core(std::vector<Op>& fwd, std::vector<Op>& bwd, const LayerDims& L) {
-  const double q = L.b * L.s * L.a_local * L.d, kv = L.b * L.s * L.kv_local * L.d;
+  // With context parallelism the rank's s/cp queries meet all s keys, block by block as they
+  // come round the ring (each block a kernel call of length s/cp: the shape's m); its causal
+  // half of the work is 1/cp of the whole under load balancing. The keys and values it reads
+  // are every rank's.
+  const double q = L.b * L.s * L.a_local * L.d, kv = L.b * L.s_kv * L.kv_local * L.d;
   const double lse = L.b * L.a_local * L.s * 4;
   const GemmShape g{L.b * L.a_local, L.s, L.s, L.d};
   add_gemm(fwd, "attn.flash", Phase::forward, g);
-  fwd.back().flops = 2 * L.b * L.a_local * L.s * L.s * L.d;
+  fwd.back().flops = 2 * L.b * L.a_local * L.s * L.s_kv * L.d;
   fwd.back().bytes = (2 * q + 2 * kv) * L.e + lse;
   add_gemm(bwd, "attn.flash.bwd", Phase::backward_data, g);
   bwd.back().flops = 2.5 * fwd.back().flops;
@@ -179,11 +185,11 @@ void fused_attention_core(std::vector<Op>& fwd, std::vector<Op>& bwd, const Laye
 // Forward ops of the attention core (scores, softmax, dropout, context), the part selective
 // recompute re-runs. Appended with the given phase.
 void attention_core_forward(std::vector<Op>& ops, const LayerDims& L, Phase phase) {
-  const double probs = L.b * L.a_local * L.s * L.s;
-  add_gemm(ops, "attn.scores", phase, {L.b * L.a_local, L.s, L.s, L.d});
+  const double probs = L.b * L.a_local * L.s * L.s_kv;
+  add_gemm(ops, "attn.scores", phase, {L.b * L.a_local, L.s, L.s_kv, L.d});
   add_mem(ops, "attn.softmax", phase, probs * 2 * L.e, 5 * probs);
   if (L.mask > 0) add_mem(ops, "attn.dropout", phase, probs * (2 * L.e + L.mask), probs);
-  add_gemm(ops, "attn.context", phase, {L.b * L.a_local, L.s, L.d, L.s});
+  add_gemm(ops, "attn.context", phase, {L.b * L.a_local, L.s, L.d, L.s_kv});
 }
 
 // Ops of one layer: at most 16 forward, 18 backward (with RoPE); the planner builds these lists
@@ -211,15 +217,15 @@ std::vector<Op> layer_forward(const ModelSpec& m, const LayerDims& L, std::vecto
     fused_attention_core(fwd, bwd, L);
   } else {
     attention_core_forward(fwd, L, Phase::forward);
-    const double probs = L.b * L.a_local * L.s * L.s;
+    const double probs = L.b * L.a_local * L.s * L.s_kv;
     // Backward of context = P V: dP = dO V^T and dV = P^T dO; of scores = Q K^T: dQ and dK.
-    add_gemm(bwd, "attn.context.dgrad_probs", Phase::backward_data, {L.b * L.a_local, L.s, L.s, L.d});
-    add_gemm(bwd, "attn.context.dgrad_v", Phase::backward_data, {L.b * L.a_local, L.s, L.d, L.s});
+    add_gemm(bwd, "attn.context.dgrad_probs", Phase::backward_data, {L.b * L.a_local, L.s, L.s_kv, L.d});
+    add_gemm(bwd, "attn.context.dgrad_v", Phase::backward_data, {L.b * L.a_local, L.s_kv, L.d, L.s});
     if (L.mask > 0)
       add_mem(bwd, "attn.dropout.bwd", Phase::backward_data, probs * (2 * L.e + L.mask), probs);
     add_mem(bwd, "attn.softmax.bwd", Phase::backward_data, probs * 3 * L.e, 4 * probs);
-    add_gemm(bwd, "attn.scores.dgrad_q", Phase::backward_data, {L.b * L.a_local, L.s, L.d, L.s});
-    add_gemm(bwd, "attn.scores.dgrad_k", Phase::backward_data, {L.b * L.a_local, L.s, L.d, L.s});
+    add_gemm(bwd, "attn.scores.dgrad_q", Phase::backward_data, {L.b * L.a_local, L.s, L.d, L.s_kv});
+    add_gemm(bwd, "attn.scores.dgrad_k", Phase::backward_data, {L.b * L.a_local, L.s_kv, L.d, L.s});
   }
   add_layer_linear(fwd, bwd, "proj", L, TpSplit::row, sb, L.h, L.a_local * L.d);
   add_mem(fwd, "bias_dropout_add1", Phase::forward, L.n_ln * (3 * L.e + L.mask), 3 * L.n_ln);
@@ -288,6 +294,10 @@ double fp8_cast_bytes_per_element(const Fp8Recipe& r, double e) {
 
 double GemmShape::min_dim() const { return std::min({m, n, k}); }
 
+double shard_tokens(const ModelSpec& m, const ShardShape& s) {
+  return static_cast<double>(s.micro_batch * m.seq_len) / static_cast<double>(s.cp);
+}
+
 int64_t padded_vocab(int64_t vocab, int64_t tp) {
   const int64_t multiple = 128 * tp;
   return (vocab + multiple - 1) / multiple * multiple;
@@ -297,6 +307,7 @@ ShardShape shard_shape(const ModelSpec& m, const JobSpec& j, const PlanSpec& p) 
   ShardShape s;
   s.micro_batch = p.micro_batch;
   s.tp = p.tp;
+  s.cp = p.cp;
   s.sequence_parallel = p.sequence_parallel;
   // fp32/tf32 training keeps fp32 activations; 16- and 8-bit training keeps 16-bit activations.
   s.act_bytes = (j.dtype == Dtype::fp32 || j.dtype == Dtype::tf32) ? 4.0 : 2.0;
@@ -386,7 +397,7 @@ std::vector<Op> layer_ops(const ModelSpec& m, const ShardShape& s, Recompute rec
 std::vector<CommOp> layer_comm(const ModelSpec& m, const ShardShape& s, Recompute recompute) {
   std::vector<CommOp> out;
   if (s.tp == 1) return out;
-  const double bytes = static_cast<double>(s.micro_batch * m.seq_len * m.hidden) * s.act_bytes;
+  const double bytes = shard_tokens(m, s) * static_cast<double>(m.hidden) * s.act_bytes;
   add_tp_pair(out, "attn", Phase::forward, bytes, s.sequence_parallel, true);
   add_tp_pair(out, "mlp", Phase::forward, bytes, s.sequence_parallel, true);
   if (recompute == Recompute::full) {
@@ -398,7 +409,7 @@ std::vector<CommOp> layer_comm(const ModelSpec& m, const ShardShape& s, Recomput
 
 std::vector<Op> embedding_ops(const ModelSpec& m, const ShardShape& s) {
   std::vector<Op> ops;
-  const double sbh = static_cast<double>(s.micro_batch * m.seq_len * m.hidden);
+  const double sbh = shard_tokens(m, s) * static_cast<double>(m.hidden);
   const double e = s.act_bytes;
   // Vocab-parallel lookup writes s*b*h, then position add and embedding dropout.
   add_mem(ops, "embedding.lookup", Phase::forward, sbh * (e + 4.0 / static_cast<double>(m.hidden)), 0);
@@ -411,7 +422,7 @@ std::vector<Op> embedding_ops(const ModelSpec& m, const ShardShape& s) {
 std::vector<CommOp> embedding_comm(const ModelSpec& m, const ShardShape& s) {
   std::vector<CommOp> out;
   if (s.tp == 1) return out;
-  const double bytes = static_cast<double>(s.micro_batch * m.seq_len * m.hidden) * s.act_bytes;
+  const double bytes = shard_tokens(m, s) * static_cast<double>(m.hidden) * s.act_bytes;
   // Vocab-parallel embedding: all-reduce of the looked-up rows (reduce-scatter with SP).
   out.push_back(comm("embedding.ar", s.sequence_parallel ? CommKind::tp_reduce_scatter
                                                          : CommKind::tp_all_reduce,
@@ -421,7 +432,7 @@ std::vector<CommOp> embedding_comm(const ModelSpec& m, const ShardShape& s) {
 
 std::vector<Op> head_ops(const ModelSpec& m, const ShardShape& s) {
   std::vector<Op> ops;
-  const double sb = static_cast<double>(s.micro_batch * m.seq_len);
+  const double sb = shard_tokens(m, s);
   const double h = static_cast<double>(m.hidden);
   const double v_local = static_cast<double>(s.padded_vocab) / static_cast<double>(s.tp);
   const double n_ln = sb * h / (s.sequence_parallel ? static_cast<double>(s.tp) : 1.0);
@@ -442,8 +453,8 @@ std::vector<Op> head_ops(const ModelSpec& m, const ShardShape& s) {
 std::vector<CommOp> head_comm(const ModelSpec& m, const ShardShape& s) {
   std::vector<CommOp> out;
   if (s.tp == 1) return out;
-  const double bytes = static_cast<double>(s.micro_batch * m.seq_len * m.hidden) * s.act_bytes;
-  const double sb = static_cast<double>(s.micro_batch * m.seq_len);
+  const double bytes = shard_tokens(m, s) * static_cast<double>(m.hidden) * s.act_bytes;
+  const double sb = shard_tokens(m, s);
   if (s.sequence_parallel) {
     out.push_back(comm("logits.ag", CommKind::tp_all_gather, Phase::forward, bytes));
     out.push_back(comm("logits.bwd.rs", CommKind::tp_reduce_scatter, Phase::backward_data, bytes));

@@ -37,6 +37,7 @@ Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, c
 
   out.time.compute_s = mb * (sc.forward_s + sc.backward_s + sc.recompute_s);
   out.time.tp_comm_s = mb * sc.tp_comm_s;
+  out.time.cp_comm_s = mb * (sc.cp_forward_s + sc.cp_backward_s);
   out.time.pp_comm_s = mb * pp_per_mb + 2 * static_cast<double>(p.pp - 1) * costs.p2p_s;
   out.time.bubble_s = static_cast<double>(p.pp - 1) / vpp * mean_s;
   // The exposed data-parallel traffic: ZeRO-2/3's per micro-batch on the critical stage, and the
@@ -46,14 +47,15 @@ Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, c
       mb * (sc.dp_forward_s + sc.dp_backward_s) +
       *std::max_element(costs.dp_exposed_s.begin(), costs.dp_exposed_s.end());
   out.time.optimizer_s = *std::max_element(costs.optimizer_s.begin(), costs.optimizer_s.end());
-  out.iteration_time_s = out.time.compute_s + out.time.tp_comm_s + out.time.pp_comm_s +
+  out.iteration_time_s = out.time.compute_s + out.time.tp_comm_s + out.time.cp_comm_s + out.time.pp_comm_s +
                          out.time.bubble_s + out.time.dp_comm_exposed_s + out.time.optimizer_s;
 
   // FLOPs: counted GEMMs of every rank and micro-batch.
   const ShardShape sh = shard_shape(m, j, p);
   const std::vector<Op> layer_plain = layer_ops(m, sh, Recompute::none);
   const std::vector<Op> layer_rec = layer_ops(m, sh, p.recompute);
-  const double ranks_x_mb = static_cast<double>(p.tp) * mb * static_cast<double>(p.dp);
+  const double ranks_x_mb =
+      static_cast<double>(p.tp) * static_cast<double>(p.cp) * mb * static_cast<double>(p.dp);
   out.model_flops = ranks_x_mb * (static_cast<double>(m.layers) * total_flops(layer_plain, false) +
                                   total_flops(head_ops(m, sh), false));
   int64_t rec_total = 0;

@@ -18,6 +18,7 @@ nlohmann::json to_json(const Prediction& p) {
   j["zero_run"] = p.zero_run;
   j["time"] = {{"compute_s", p.time.compute_s},
                {"tp_comm_s", p.time.tp_comm_s},
+               {"cp_comm_s", p.time.cp_comm_s},
                {"pp_comm_s", p.time.pp_comm_s},
                {"dp_comm_exposed_s", p.time.dp_comm_exposed_s},
                {"bubble_s", p.time.bubble_s},
@@ -37,7 +38,8 @@ nlohmann::json to_json(const Prediction& p) {
                       {"forward_s", t.forward_s},
                       {"backward_s", t.backward_s},
                       {"recompute_s", t.recompute_s},
-                      {"tp_comm_s", t.tp_comm_s}});
+                      {"tp_comm_s", t.tp_comm_s},
+                      {"cp_comm_s", t.cp_forward_s + t.cp_backward_s}});
   }
   j["memory"] = {{"peak_bytes", p.peak_bytes},
                  {"peak_stage", p.peak_stage},

@@ -13,6 +13,10 @@ nlohmann::json deepspeed_config(const PlanFile& f) {
     refuse("DeepSpeed does not run ZeRO-2/3 with pipeline parallelism (zero " +
            std::to_string(p.zero) + ", pp " + std::to_string(p.pp) + ")");
   }
+  if (p.cp > 1)
+    refuse("DeepSpeed has no context parallelism (cp " + std::to_string(p.cp) +
+           "): its sequence parallelism is DeepSpeed-Ulysses, an all-to-all of attention heads, not a "
+           "ring of key/value chunks");
   if (p.schedule == Schedule::interleaved) refuse("DeepSpeed's pipeline engine has no interleaved schedule");
   if (p.schedule == Schedule::gpipe) refuse("DeepSpeed's pipeline engine runs 1F1B, not GPipe");
   nlohmann::json j;

@@ -66,8 +66,8 @@ std::string megatron_environment(const PlanFile& f) {
   const std::optional<int> major = compute_capability_major(f.cluster.gpu);
   const bool before_blackwell = major && *major < 10;
   if (fsdp) return "# Megatron FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or above 1.\nunset CUDA_DEVICE_MAX_CONNECTIONS\n";
-  if (f.plan.tp > 1 && before_blackwell)
-    return "# Megatron-LM requires one hardware queue with tensor parallelism before Blackwell.\n"
+  if ((f.plan.tp > 1 || f.plan.cp > 1) && before_blackwell)
+    return "# Megatron-LM requires one hardware queue with tensor or context parallelism before Blackwell.\n"
            "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
   return "";
 }

@@ -67,6 +67,14 @@ std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& da
   std::vector<std::string> a;
   add(a, "--tensor-model-parallel-size", p.tp);
   add(a, "--pipeline-model-parallel-size", p.pp);
+  if (p.cp > 1) {
+    add(a, "--context-parallel-size", p.cp);
+    // The stack's ring, where its arguments name one (Megatron-Core's --cp-comm-type).
+    if (!f.job.capabilities.cp_comm_type.empty()) {
+      a.push_back("--cp-comm-type");
+      a.push_back(f.job.capabilities.cp_comm_type);
+    }
+  }
   if (p.first_stage_layers > 0) add(a, "--decoder-first-pipeline-num-layers", p.first_stage_layers);
   if (p.last_stage_layers > 0) add(a, "--decoder-last-pipeline-num-layers", p.last_stage_layers);
   if (p.vpp > 1) add(a, "--num-layers-per-virtual-pipeline-stage", m.layers / (p.pp * p.vpp));
@@ -370,10 +378,19 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
       virtual_stages = integer();
     } else if (a == "--train-samples") {
       train_samples = integer();
-    } else if (a == "--context-parallel-size" || a == "--expert-model-parallel-size" ||
-               a == "--expert-tensor-parallel-size") {
+    } else if (a == "--context-parallel-size") {
+      p.cp = integer();
+      if (p.cp < 1) throw InputError("megatron args", a, "must be >= 1");
+    } else if (a == "--cp-comm-type") {
+      // Megatron-Core takes one type, or one per layer; Parallax models the p2p ring.
+      std::vector<std::string> types{value()};
+      while (i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0) types.push_back(args[++i]);
+      for (const std::string& t : types)
+        if (t != "p2p")
+          throw InputError("megatron args", a, "only p2p, the ring Parallax models, is supported (got \"" + t + "\")");
+    } else if (a == "--expert-model-parallel-size" || a == "--expert-tensor-parallel-size") {
       if (integer() > 1)
-        throw InputError("megatron args", a, "above 1 is not modelled yet (context and expert parallelism)");
+        throw InputError("megatron args", a, "above 1 is not modelled yet (expert parallelism)");
     } else if (a == "--num-experts") {
       value();
       throw InputError("megatron args", a, "mixture-of-experts models are not modelled yet");
@@ -431,12 +448,14 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
   // Megatron-Core reads the group only when interleaving; pp, its default, is stored as 0.
   if (p.vpp > 1 && microbatch_group > 0 && microbatch_group != p.pp) p.microbatch_group = microbatch_group;
   p.schedule = p.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
-  if (p.tp < 1 || p.pp < 1 || f.gpus % (p.tp * p.pp) != 0)
-    throw InputError("megatron args", "--tensor-model-parallel-size",
-                     "tp (" + std::to_string(p.tp) + ") x pp (" + std::to_string(p.pp) +
-                         ") must divide the GPU count (" + std::to_string(f.gpus) + ", --gpus)");
+  if (p.tp < 1 || p.pp < 1 || f.gpus % (p.tp * p.cp * p.pp) != 0)
+    throw InputError("megatron args", p.cp > 1 ? "--context-parallel-size" : "--tensor-model-parallel-size",
+                     "tp (" + std::to_string(p.tp) + ")" +
+                         (p.cp > 1 ? " x cp (" + std::to_string(p.cp) + ")" : std::string()) + " x pp (" +
+                         std::to_string(p.pp) + ") must divide the GPU count (" + std::to_string(f.gpus) +
+                         ", --gpus)");
   if (p.micro_batch < 1) throw InputError("megatron args", "--micro-batch-size", "must be >= 1");
-  p.dp = f.gpus / (p.tp * p.pp);
+  p.dp = f.gpus / (p.tp * p.cp * p.pp);
   p.num_micro_batches = f.job.global_batch / (p.micro_batch * p.dp);
   return f;
 }

@@ -19,6 +19,10 @@ std::vector<std::string> megatron_deepspeed_args(const PlanFile& f, const Megatr
                                                  const std::string& ds_config) {
   const ModelSpec& m = f.model;
   const PlanSpec& p = f.plan;
+  if (p.cp > 1)
+    refuse("Megatron-DeepSpeed has no context parallelism (cp " + std::to_string(p.cp) +
+           "): its sequence parallelism is DeepSpeed-Ulysses (--ds-sequence-parallel-size), an "
+           "all-to-all of attention heads, not a ring of key/value chunks");
   if (p.schedule == Schedule::interleaved) refuse("DeepSpeed's pipeline engine has no interleaved schedule");
   if (p.schedule == Schedule::gpipe) refuse("DeepSpeed's pipeline engine runs 1F1B, not GPipe");
   if (f.job.dtype == Dtype::fp8) refuse("Megatron-DeepSpeed has no fp8 training path");

@@ -18,6 +18,7 @@ const std::map<std::string, Setter>& setters() {
       {"global_batch", [](PlanOptions& o, const std::string& v) { o.global_batch = v; }},
       {"tp", [](PlanOptions& o, const std::string& v) { o.tp = v; }},
       {"pp", [](PlanOptions& o, const std::string& v) { o.pp = v; }},
+      {"cp", [](PlanOptions& o, const std::string& v) { o.cp = v; }},
       {"vpp", [](PlanOptions& o, const std::string& v) { o.vpp = v; }},
       {"microbatch_group", [](PlanOptions& o, const std::string& v) { o.microbatch_group = v; }},
       {"mbs", [](PlanOptions& o, const std::string& v) { o.mbs = v; }},

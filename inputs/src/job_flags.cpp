@@ -19,6 +19,7 @@ std::string flag_for_path(const std::string& path) {
       {"$.plan", "--gpus"},
       {"$.plan.tp", "--tp"},
       {"$.plan.pp", "--pp"},
+      {"$.plan.cp", "--cp"},
       {"$.plan.dp", "--gpus"},
       {"$.plan.vpp", "--vpp"},
       {"$.plan.microbatch_group", "--microbatch-group"},
@@ -51,6 +52,7 @@ ResolvedJob resolve_job(const PlanOptions& o) { return resolve_job(o, load_model
 ResolvedJob resolve_job(const PlanOptions& o, const ModelSpec& model) {
   ResolvedJob r;
   r.model = model;
+  if (!o.seq_len.empty()) r.model.seq_len = parse_int("--seq-len", o.seq_len, 1, Limits::max_seq_len);
   r.cluster = load_cluster(o.cluster);
   if (!o.nodes.empty()) {
     const int64_t nodes = parse_int("--nodes", o.nodes, 1, Limits::max_gpus);
@@ -116,14 +118,17 @@ Resolved resolve(const PlanOptions& o) {
 
   const int64_t tp = parse_int("--tp", o.tp, 1, Limits::max_gpus);
   const int64_t pp = parse_int("--pp", o.pp, 1, Limits::max_gpus);
-  if (f.gpus % (tp * pp) != 0) {
+  const int64_t cp = parse_int("--cp", o.cp, 1, Limits::max_gpus);
+  if (f.gpus % (tp * cp * pp) != 0) {
+    const std::string product = cp > 1 ? "tp * cp * pp = " : "tp * pp = ";
     throw InputError("command line", "--gpus",
-                     "must be divisible by tp * pp = " + std::to_string(tp * pp) + " (got " +
+                     "must be divisible by " + product + std::to_string(tp * cp * pp) + " (got " +
                          std::to_string(f.gpus) + ")");
   }
   nlohmann::json plan = {{"tp", tp},
+                         {"cp", cp},
                          {"pp", pp},
-                         {"dp", f.gpus / (tp * pp)},
+                         {"dp", f.gpus / (tp * cp * pp)},
                          {"vpp", parse_int("--vpp", o.vpp, 1, Limits::max_layers)},
                          {"micro_batch", parse_int("--mbs", o.mbs, 1, Limits::max_global_batch)},
                          {"sequence_parallel", o.sp},

@@ -98,8 +98,8 @@ void read_recompute(Reader& r) {
   }
 }
 
-// The parallel layout and the batch. Sizes above 1 of context and expert parallelism and
-// mixtures of experts are passed on for the importer to refuse, as it refuses Megatron-LM's.
+// The parallel layout and the batch. Context parallelism is passed on as Megatron-LM's flag;
+// expert parallelism and mixtures of experts are passed on for the importer to refuse.
 void read_parallel(Reader& r) {
   const int64_t tp = r.integer("model.tensor_model_parallel_size", 1, Limits::max_gpus).value_or(1);
   const int64_t pp = r.integer("model.pipeline_model_parallel_size", 1, Limits::max_gpus).value_or(1);

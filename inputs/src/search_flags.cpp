@@ -43,6 +43,7 @@ SearchOptions search_options(const SearchFlags& f) {
   o.uneven_pp = f.uneven_pp;
   if (!f.force_tp.empty()) o.force_tp = parse_int("--force-tp", f.force_tp, 1, Limits::max_gpus);
   if (!f.force_pp.empty()) o.force_pp = parse_int("--force-pp", f.force_pp, 1, Limits::max_gpus);
+  if (!f.force_cp.empty()) o.force_cp = parse_int("--force-cp", f.force_cp, 1, Limits::max_gpus);
   return o;
 }
 
@@ -65,7 +66,7 @@ InputError no_plan_error(const SearchResult& res, int64_t gpus) {
           gb(p.peak_bytes + p.reserve_bytes) + " of " + gb(p.capacity_bytes);
   } else if (res.rejected_by_rule.empty()) {
     why = "no plan for " + std::to_string(gpus) +
-          " GPUs is left to consider under the search restrictions (--force-tp, --force-pp)";
+          " GPUs is left to consider under the search restrictions (--force-tp, --force-pp, --force-cp)";
   } else {
     std::string rules;
     for (const auto& [k, v] : res.rejected_by_rule) rules += (rules.empty() ? "" : ", ") + k;

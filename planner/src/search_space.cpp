@@ -14,6 +14,9 @@ enum RuleId {
   kTpKvHeads,
   kTpFfn,
   kTpNode,
+  kCpSeq,
+  kCpFused,
+  kCpNode,
   kPpLayers,
   kBatchDp,
   kSpSeq,
@@ -56,6 +59,28 @@ std::vector<std::pair<int64_t, int64_t>> splits(int64_t layers, int64_t pp, bool
   return out;
 }
 
+bool allowed(const std::vector<int64_t>& values, int64_t x) {
+  return values.empty() || std::find(values.begin(), values.end(), x) != values.end();
+}
+
+// The (cp, pp) pairs to try on the GPUs tp leaves: cp a divisor up to half the sequence (the
+// cp-divides-seq rule rejects those that do not cut it into 2cp chunks), pp a divisor up to the
+// layers, each as the options restrict it.
+std::vector<std::pair<int64_t, int64_t>> context_pipeline_sizes(const ModelSpec& m, int64_t gpus,
+                                                                const SearchOptions& o) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (int64_t cp : divisors(gpus)) {
+    if (cp > 1 && cp > m.seq_len / 2) break;
+    if ((o.force_cp > 0 && cp != o.force_cp) || !allowed(o.cp_values, cp)) continue;
+    for (int64_t pp : divisors(gpus / cp)) {
+      if (pp > m.layers) break;
+      if ((o.force_pp > 0 && pp != o.force_pp) || !allowed(o.pp_values, pp)) continue;
+      out.emplace_back(cp, pp);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* to_string(RejectReason r) {
@@ -79,9 +104,18 @@ const std::vector<Rule>& plan_rules() {
       {"tp-divides-ffn", RejectReason::divisibility, "ffn_hidden % tp == 0"},
       {"tp-within-node", RejectReason::topology,
        "tp <= GPUs per node (TP all-reduces stay on NVLink; --allow-cross-node-tp)"},
+      {"cp-divides-seq", RejectReason::divisibility,
+       "seq_len % (2 * cp) == 0 (causal load balancing: each cp rank holds chunks i and 2cp-1-i)"},
+      {"cp-needs-fused-attention", RejectReason::trainer_rule,
+       "context parallelism runs its key/value ring inside a fused attention kernel (Transformer "
+       "Engine, PyTorch SDPA): the job's attention must be fused"},
+      {"cp-within-node", RejectReason::topology,
+       "tp * cp <= GPUs per node where the stack keeps its context-parallel ring on NVLink "
+       "(capabilities.context_parallel_within_node)"},
       {"pp-divides-layers", RejectReason::divisibility, "layers % pp == 0"},
       {"dp-divides-batch", RejectReason::divisibility, "global batch % (dp * micro-batch) == 0"},
-      {"sp-divides-seq", RejectReason::divisibility, "seq_len % tp == 0 with sequence parallelism"},
+      {"sp-divides-seq", RejectReason::divisibility,
+       "(seq_len / cp) % tp == 0 with sequence parallelism"},
       {"vpp-divides-stage", RejectReason::divisibility, "layers % (pp * vpp) == 0"},
       {"interleaved-m-multiple-of-pp", RejectReason::trainer_rule,
        "Megatron-LM interleaving needs micro-batches % pp == 0; where the stack runs micro-batch "
@@ -106,9 +140,13 @@ const Rule* first_broken_rule(const ModelSpec& m, const ClusterSpec& c, const Jo
   if (m.kv_heads % p.tp != 0) return &r[kTpKvHeads];
   if (m.ffn_hidden % p.tp != 0) return &r[kTpFfn];
   if (!o.allow_cross_node_tp && p.tp > c.gpus_per_node) return &r[kTpNode];
+  if (m.seq_len % (2 * p.cp) != 0 && p.cp > 1) return &r[kCpSeq];
+  if (p.cp > 1 && j.attention != Attention::fused) return &r[kCpFused];
+  if (p.cp > 1 && j.capabilities.context_parallel_within_node && p.tp * p.cp > c.gpus_per_node)
+    return &r[kCpNode];
   if (!split_ok(m.layers, p)) return &r[kPpLayers];
   if (j.global_batch % (p.dp * p.micro_batch) != 0) return &r[kBatchDp];
-  if (p.sequence_parallel && m.seq_len % p.tp != 0) return &r[kSpSeq];
+  if (p.sequence_parallel && (m.seq_len / p.cp) % p.tp != 0) return &r[kSpSeq];
   if (p.vpp > 1 && m.layers % (p.pp * p.vpp) != 0) return &r[kVppLayers];
   if (p.schedule == Schedule::interleaved &&
       (p.microbatch_group == 0 ? p.num_micro_batches % p.pp != 0
@@ -130,21 +168,17 @@ Candidates enumerate_plans(const ModelSpec& m, const ClusterSpec& c, const JobSp
     ++out.rejected_by_reason[to_string(rule->reason)];
     if (o.record_candidates) out.rejected.push_back({p, rule->name});
   };
-  auto allowed = [](const std::vector<int64_t>& values, int64_t x) {
-    return values.empty() || std::find(values.begin(), values.end(), x) != values.end();
-  };
   for (int64_t tp : divisors(gpus)) {
     if (tp > m.heads) break;
     if ((o.force_tp > 0 && tp != o.force_tp) || !allowed(o.tp_values, tp)) continue;
-    for (int64_t pp : divisors(gpus / tp)) {
-      if (pp > m.layers) break;
-      if ((o.force_pp > 0 && pp != o.force_pp) || !allowed(o.pp_values, pp)) continue;
-      const int64_t dp = gpus / (tp * pp);
+    for (const auto& [cp, pp] : context_pipeline_sizes(m, gpus / tp, o)) {
+      const int64_t dp = gpus / (tp * cp * pp);
       PlanSpec base;
       base.tp = tp;
+      base.cp = cp;
       base.pp = pp;
       base.dp = dp;
-      // Plans rejected before the micro-batch is chosen count once per (tp, pp).
+      // Plans rejected before the micro-batch is chosen count once per (tp, cp, pp).
       const auto pipeline_splits = splits(m.layers, pp, o.uneven_pp, j.capabilities.uneven_stages);
       if (const Rule* r = first_broken_rule(m, c, j, base, gpus, o);
           r != nullptr &&
@@ -184,7 +218,7 @@ Candidates enumerate_plans(const ModelSpec& m, const ClusterSpec& c, const JobSp
                     std::find(o.sp_values.begin(), o.sp_values.end(), sp == 1) == o.sp_values.end())
                   continue;
                 for (int64_t z : o.zero) {
-                  if (dp == 1 && z > 0) continue;  // nothing to shard
+                  if (dp * cp == 1 && z > 0) continue;  // nothing to shard
                   PlanSpec p = base;
                   p.schedule = sched;
                   p.vpp = vpp;

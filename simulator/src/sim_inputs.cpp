@@ -27,8 +27,14 @@ SimInputs make_sim_inputs(const ModelSpec& m, const Topology& topo, const JobSpe
   in.p2p_s = costs.p2p_s;
   in.p2p_exposed_fraction = costs.p2p_exposed_fraction;
   in.p2p_receive_blocks = j.pipeline.sequential_p2p;
-  in.p2p_bytes = static_cast<double>(p.micro_batch * m.seq_len * m.hidden) *
-                 shard_shape(m, j, p).act_bytes / static_cast<double>(p.tp);
+  const ShardShape sh = shard_shape(m, j, p);
+  in.p2p_bytes = shard_tokens(m, sh) * static_cast<double>(m.hidden) * sh.act_bytes /
+                 static_cast<double>(p.tp);
+  // Ring sends per layer: cp - 1 steps of K and V (forward), of K, V, dK and dV (backward).
+  const double kv_step_bytes = 2 * shard_tokens(m, sh) * static_cast<double>(m.kv_heads) /
+                               static_cast<double>(p.tp) * static_cast<double>(m.head_dim()) *
+                               sh.act_bytes;
+  const double ring_steps = static_cast<double>(p.cp - 1);
   for (int64_t k = 0; k < p.pp; ++k) {
     const size_t i = static_cast<size_t>(k);
     const StageTime& st = costs.stages[i];
@@ -43,9 +49,15 @@ SimInputs make_sim_inputs(const ModelSpec& m, const Topology& topo, const JobSpe
     rc.forward_tp_s = st.tp_comm_s * fwd_share / vpp;
     rc.backward_s = (st.backward_s + st.recompute_s) / vpp;
     rc.backward_tp_s = st.tp_comm_s * (1 - fwd_share) / vpp;
+    rc.forward_cp_s = st.cp_forward_s / vpp;
+    rc.backward_cp_s = st.cp_backward_s / vpp;
+    const double chunk_layers = static_cast<double>(stage_layers(m.layers, p, k)) / vpp;
+    const double reruns = p.recompute == Recompute::full ? 1 : 0;
+    rc.cp_forward_bytes = chunk_layers * ring_steps * kv_step_bytes;
+    rc.cp_backward_bytes = chunk_layers * ring_steps * (2 + reruns) * kv_step_bytes;
     rc.dp_s = costs.dp_s[i];
-    rc.dp_buckets = dp_bucket_count(mem[i].params, p.dp);
-    rc.dp_bytes = p.dp > 1 ? mem[i].params * grad_elem : 0;
+    rc.dp_buckets = dp_bucket_count(mem[i].params, grad_ranks(p));
+    rc.dp_bytes = grad_ranks(p) > 1 ? mem[i].params * grad_elem : 0;
     if (k == 0 || k == p.pp - 1) rc.embedding_sync_s = costs.embedding_sync_s;
     rc.dp_hidden_s = std::max(0.0, rc.dp_s + rc.embedding_sync_s - costs.dp_exposed_s[i]);
     rc.optimizer_s = costs.optimizer_s[i];

@@ -133,15 +133,22 @@ class Engine {
       record(now + compute, tp, 0, r, s.micro_batch, s.chunk, SimStream::tp,
              fwd ? SimOpKind::tp_forward : SimOpKind::tp_backward);
     }
+    // The context-parallel ring's exposed sends hold the step up as the exposed TP time does
+    // (iteration_costs: what the attention blocks do not hide); drawn after the TP time.
+    const double cp = fwd ? rc.forward_cp_s : rc.backward_cp_s;
+    if (cp > 0) {
+      record(now + compute + tp, cp, fwd ? rc.cp_forward_bytes : rc.cp_backward_bytes, r,
+             s.micro_batch, s.chunk, SimStream::cp, fwd ? SimOpKind::cp_forward : SimOpKind::cp_backward);
+    }
     if (fwd) {
       stash_[i] += rc.chunk_activation_bytes;
       sample_memory(r, now);
     }
     running_[i] = 1;
     step_start_[i] = now;
-    res_.ranks[i].steps_s += shard + compute + tp;
+    res_.ranks[i].steps_s += shard + compute + tp + cp;
     ++res_.steps;
-    push(now + compute + tp, r, kStepDone);
+    push(now + compute + tp + cp, r, kStepDone);
   }
 
   // Returns when the sender's compute stream is released (the exposed share of the transfer).
@@ -268,6 +275,8 @@ const char* to_string(SimStream s) {
       return "pp recv";
     case SimStream::dp:
       return "dp comm";
+    case SimStream::cp:
+      return "cp ring";
   }
   return "?";
 }
@@ -296,6 +305,10 @@ const char* to_string(SimOpKind k) {
       return "shard B";
     case SimOpKind::optimizer:
       return "optimizer";
+    case SimOpKind::cp_forward:
+      return "cp F";
+    case SimOpKind::cp_backward:
+      return "cp B";
   }
   return "?";
 }

@@ -125,8 +125,8 @@ TEST_CASE("a NeMo config's bad values get exit 2 and one line naming the key") {
   auto predict = [&](const std::string& path) { return run("predict --from-recipe " + path + on_a100); };
   refused(predict(edited(five, "precision: bf16", "precision: fp7")),
           "$.trainer.precision: must be 16, 16-mixed, bf16, bf16-mixed or 32 (got \"fp7\")");
-  refused(predict(edited(five, "context_parallel_size: 1", "context_parallel_size: 2")),
-          "$.model.context_parallel_size: above 1 is not modelled yet");
+  refused(predict(edited(five, "context_parallel_size: 1", "context_parallel_size: 3")),
+          "$.model.context_parallel_size: tp (1) x cp (3) x pp (1) must divide the GPU count (128, --gpus)");
   refused(predict(edited(five, "  num_layers: 24\n", "")), "$.model.num_layers: is needed");
   refused(predict(edited(five, "num_layers: 24", "num_layers: ${oc.env:LAYERS}")),
           "$.model.num_layers: cannot resolve ${oc.env:LAYERS}");

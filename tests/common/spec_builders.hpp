@@ -67,6 +67,11 @@ class PlanBuilder {
     p_.last_stage_layers = last_stage_layers;
     return *this;
   }
+  // Context-parallel size (the plan's GPUs become tp * cp * pp * dp).
+  PlanBuilder& cp(int64_t size) {
+    p_.cp = size;
+    return *this;
+  }
   PlanBuilder& order(const std::string& o) {
     p_.order = o;
     return *this;

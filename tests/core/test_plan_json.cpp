@@ -78,10 +78,12 @@ TEST_CASE("plan: write then read round trips", "[core][plan][roundtrip]") {
   p.schedule = Schedule::interleaved;
   p.microbatch_group = 16;
   p.order = "tp-pp-dp";
+  p.cp = 2;
   const json out = to_json(p);
   const PlanSpec back = read_as(parse_json_text(out.dump(), "p.json"), read_plan);
   CHECK(back.tp == p.tp);
   CHECK(back.pp == p.pp);
+  CHECK(back.cp == p.cp);
   CHECK(back.dp == p.dp);
   CHECK(back.vpp == p.vpp);
   CHECK(back.microbatch_group == p.microbatch_group);
@@ -104,6 +106,18 @@ TEST_CASE("plan: write then read round trips", "[core][plan][roundtrip]") {
   const PlanSpec back0 = read_as(to_json(p), read_plan);
   CHECK(back0.num_micro_batches == 0);
   CHECK(back0.schedule == Schedule::gpipe);
+}
+
+TEST_CASE("plan: cp is written only when above 1, and absent reads as 1", "[core][plan]") {
+  PlanSpec p;
+  CHECK_FALSE(to_json(p).contains("cp"));
+  p.cp = 4;
+  CHECK(to_json(p)["cp"] == 4);
+  CHECK(p.gpus() == 4);  // tp * cp * pp * dp
+  json j = to_json(PlanSpec{});
+  CHECK(read_as(j, read_plan).cp == 1);
+  j["cp"] = 0;
+  require_input_error([&] { read_as(j, read_plan); }, "$.cp", {"must be an integer >= 1 (got 0)"});
 }
 
 }  // namespace parallax::test

@@ -1,6 +1,7 @@
 // Each invariant of validate_plan, broken once, on a GPT-3 175B / 1024-GPU base that is valid.
 #include "core_test_util.hpp"
 #include "parallax/core/presets.hpp"
+#include "parallax/core/stack_spec.hpp"
 
 namespace parallax::test {
 namespace {
@@ -293,6 +294,74 @@ TEST_CASE("validate_plan: the stack's capability table refuses what the stack ca
   s.j.capabilities = StackCapabilities{};  // no table: nothing restricted
   s.p.zero = 3;
   CHECK_NOTHROW(s.validate());
+}
+
+}  // namespace parallax::test
+
+namespace parallax::test {
+
+TEST_CASE("validate_plan: context parallelism", "[core][validate]") {
+  // The base: GPT-3 175B (seq 2048, 96 heads) on 1024 GPUs as tp 8 x pp 8 x dp 16; here cp 2
+  // takes half the data-parallel ranks, on a stack that runs it (Megatron-Core).
+  Setup s;
+  apply_stack(load_stack("megatron-core"), s.j);
+  s.p.cp = 2;
+  s.p.dp = 8;
+  s.p.micro_batch = 1;  // 1536 / (1 * 8) = 192 micro-batches
+  CHECK_NOTHROW(s.validate());
+  s.p.dp = 16;  // 8 * 2 * 8 * 16 = 2048 GPUs for 1024
+  require_input_error([&] { s.validate(); }, "$.plan",
+                      {"tp (8) * cp (2) * pp (8) * dp (16) = 2048 must equal gpus (1024)"});
+  Setup zero;
+  zero.p.cp = 0;
+  require_input_error([&] { zero.validate(); }, "$.plan.cp", {"must be >= 1 (got 0)"});
+  // The ring runs inside a fused attention kernel.
+  Setup unfused;
+  unfused.j.capabilities = load_stack("megatron-core").capabilities;
+  unfused.j.attention = Attention::unfused;
+  unfused.p.cp = 2;
+  unfused.p.dp = 8;
+  require_input_error([&] { unfused.validate(); }, "$.plan.cp",
+                      {"context parallelism needs fused attention", "the job's attention is unfused"});
+  // Causal load balancing: 2 * cp chunks of the sequence.
+  Setup odd;
+  odd.m.seq_len = 2046;  // even, but not a multiple of 2 * 2 = 4
+  odd.p.cp = 2;
+  odd.p.dp = 8;
+  require_input_error([&] { odd.validate(); }, "$.plan.cp",
+                      {"seq_len (2046) must be divisible by 2 * cp = 4",
+                       "chunks i and 2cp-1-i"});
+  // With sequence parallelism each cp rank's seq_len / cp tokens are split over tp.
+  Setup sp;
+  apply_stack(load_stack("megatron-core"), sp.j);
+  sp.m.seq_len = 2048 + 32;  // 2080 / 4 = 520 chunks ok; 2080 / 2 = 1040 = 8 * 130 ok
+  sp.p.cp = 2;
+  sp.p.dp = 8;
+  sp.p.sequence_parallel = true;
+  CHECK_NOTHROW(sp.validate());
+  sp.m.seq_len = 2048 + 8;  // 2056 / 4 = 514; 2056 / 2 = 1028, not a multiple of 8
+  require_input_error([&] { sp.validate(); }, "$.plan.sequence_parallel",
+                      {"seq_len / cp (2056 / 2 = 1028) must be divisible by tp (8)"});
+}
+
+TEST_CASE("validate_plan: a stack without context parallelism refuses it, with its reason",
+          "[core][validate]") {
+  Setup s;
+  s.p.cp = 2;
+  s.p.dp = 8;
+  s.p.micro_batch = 1;
+  s.j.framework = "deepspeed";
+  s.j.capabilities = load_stack("deepspeed").capabilities;
+  s.p.schedule = Schedule::one_f_one_b;
+  require_input_error([&] { s.validate(); }, "$.plan.cp",
+                      {"stack \"deepspeed\" has no context parallelism (got cp 2): its sequence "
+                       "parallelism is DeepSpeed-Ulysses"});
+  for (const char* stack : {"megatron-core", "nemo", "nemo-1", "torchtitan"})
+    CHECK(load_stack(stack).capabilities.context_parallel);
+  // Megatron-LM of 2021-2022 (unfused attention) predates context parallelism.
+  for (const char* stack : {"megatron-lm", "deepspeed", "megatron-deepspeed", "pytorch-fsdp", "llm-foundry",
+                            "parallax-executor"})
+    CHECK_FALSE(load_stack(stack).capabilities.context_parallel);
 }
 
 }  // namespace parallax::test

@@ -10,6 +10,7 @@
 
 #include "parallax/core/error.hpp"
 #include "parallax/core/presets.hpp"
+#include "parallax/core/stack_spec.hpp"
 #include "parallax/export/deepspeed.hpp"
 #include "parallax/export/launchers.hpp"
 #include "parallax/export/megatron.hpp"
@@ -26,7 +27,7 @@ PlanFile plan_file(const std::string& model, int64_t gpus, int64_t batch, PlanSp
   f.cluster = load_cluster("dgx-a100-superpod");
   f.gpus = gpus;
   f.job.global_batch = batch;
-  p.dp = gpus / (p.tp * p.pp);
+  p.dp = gpus / (p.tp * p.cp * p.pp);
   p.num_micro_batches = batch / (p.micro_batch * p.dp);
   f.plan = p;
   return f;
@@ -44,8 +45,13 @@ std::vector<PlanFile> three_plans() {
   fc.job.tokens = 2e12;
   // uneven pipeline: 96 layers over pp 7 as 3 + 5 x 18 + 3
   const PlanSpec d = PlanBuilder(8, 7).uneven(3, 3).recompute(Recompute::selective);
+  // context parallelism: Llama 2 70B's 4096 tokens over cp 2 (8 x 2 x 4 x 16 GPUs), SP, ZeRO-1
+  const PlanSpec e = PlanBuilder(8, 4).cp(2).sequence_parallel().recompute(Recompute::selective).zero(1);
+  PlanFile fe = plan_file("llama2-70b", 1024, 1024, e);
+  fe.job.framework = "megatron-core";  // a stack that runs it (fused attention, a cp ring)
+  apply_stack(load_stack("megatron-core"), fe.job);
   return {plan_file("mt-nlg-530b", 2240, 1920, a), plan_file("gpt3-175b", 1536, 1536, b), fc,
-          plan_file("gpt3-175b", 448, 1792, d)};
+          plan_file("gpt3-175b", 448, 1792, d), fe};
 }
 
 bool bash_n(const std::string& script) {
@@ -187,6 +193,41 @@ TEST_CASE("interleaving in micro-batch groups exports Megatron-Core's group size
   f.job.capabilities = load_stack("megatron-lm").capabilities;
   CHECK_THROWS_WITH(megatron_args(f), Catch::Contains("stack \"megatron-lm\" runs interleaved micro-batches in "
                                                       "groups of pp (8) only (got microbatch_group 10)"));
+}
+
+TEST_CASE("context parallelism exports as --context-parallel-size, the stack's ring type, and parses back") {
+  PlanFile f = three_plans()[4];
+  REQUIRE(f.plan.cp == 2);
+  REQUIRE(f.plan.dp == 16);  // 1024 / (8 x 2 x 4)
+  const auto a = megatron_args(f);
+  auto after = [&](const std::string& flag) {
+    const auto it = std::find(a.begin(), a.end(), flag);
+    return it == a.end() || it + 1 == a.end() ? std::string("absent") : *(it + 1);
+  };
+  CHECK(after("--context-parallel-size") == "2");
+  CHECK(after("--cp-comm-type") == "p2p");
+  const PlanFile back = parse_megatron_args(a, f);
+  CHECK(back.plan == f.plan);
+  CHECK(megatron_args(back) == a);
+  // NeMo 1.x's arguments name no ring type; a plan without cp names neither flag.
+  f.job.framework = "nemo-1";
+  apply_stack(load_stack("nemo-1"), f.job);
+  const auto plain = megatron_args(f);
+  CHECK(std::find(plain.begin(), plain.end(), "--cp-comm-type") == plain.end());
+  const auto none = megatron_args(three_plans()[0]);
+  CHECK(std::find(none.begin(), none.end(), "--context-parallel-size") == none.end());
+  // Another ring than the one modelled is refused on import.
+  std::vector<std::string> a2a = a;
+  *(std::find(a2a.begin(), a2a.end(), "--cp-comm-type") + 1) = "a2a";
+  CHECK_THROWS_WITH(parse_megatron_args(a2a, f), Catch::Contains("only p2p"));
+}
+
+TEST_CASE("DeepSpeed exports refuse context parallelism with the reason") {
+  const PlanFile f = three_plans()[4];
+  CHECK_THROWS_WITH(deepspeed_config(f), Catch::Contains("DeepSpeed has no context parallelism (cp 2)") &&
+                                             Catch::Contains("Ulysses"));
+  CHECK_THROWS_WITH(megatron_deepspeed_args(f, {}, "ds.json"),
+                    Catch::Contains("Megatron-DeepSpeed has no context parallelism (cp 2)"));
 }
 
 TEST_CASE("DeepSpeed: train_batch_size = micro x accumulation x dp") {

@@ -220,8 +220,10 @@ TEST_CASE("nemo: what the config cannot say to the cost model gets one line nami
   };
   refused(edited(five, "precision: bf16", "precision: fp7"), "$.trainer.precision",
           {"must be 16, 16-mixed, bf16, bf16-mixed or 32", "fp7"});
-  refused(edited(five, "context_parallel_size: 1", "context_parallel_size: 2"), "$.model.context_parallel_size",
-          {"above 1 is not modelled yet"});
+  // Context parallelism is read (issue 26); one that does not divide the GPUs is refused.
+  CHECK(plan_of(edited(five, "context_parallel_size: 1", "context_parallel_size: 2")).plan.cp == 2);
+  refused(edited(five, "context_parallel_size: 1", "context_parallel_size: 3"), "$.model.context_parallel_size",
+          {"tp (1) x cp (3) x pp (1) must divide the GPU count (128"});
   refused(edited(five, "  context_parallel_size: 1\n", "  context_parallel_size: 1\n  expert_model_parallel_size: 4\n"),
           "$.model.expert_model_parallel_size", {"above 1 is not modelled yet"});
   refused(edited(five, "  num_layers: 24\n", ""), "$.model.num_layers", {"is needed"});

@@ -39,7 +39,8 @@ TEST_CASE("every considered plan is admitted or rejected by exactly one rule") {
   CHECK(c.considered == static_cast<int64_t>(c.admitted.size()) + sum(c.rejected_by_rule));
   CHECK(sum(c.rejected_by_rule) == sum(c.rejected_by_reason));
   for (const PlanSpec& p : c.admitted) {
-    CHECK(p.tp * p.pp * p.dp == 2240);
+    CHECK(p.tp * p.cp * p.pp * p.dp == 2240);
+    CHECK(2048 % (2 * p.cp) == 0);  // causal load balancing cuts the sequence into 2cp chunks
     CHECK(p.micro_batch * p.num_micro_batches * p.dp == 1920);
     CHECK(128 % p.tp == 0);
     CHECK(105 % (p.pp * p.vpp) == 0);

@@ -73,3 +73,33 @@ TEST_CASE("a plan larger than the cluster is an input error") {
   const PlanSpec p = test::PlanBuilder(16, 1, 64);
   CHECK_THROWS_AS(t.plan_comm(p), InputError);
 }
+
+TEST_CASE("cp left out of the order sits right after tp (Megatron-Core's tp-cp-dp-pp)") {
+  // tp 2, cp 2, dp 2, pp 2: "tp-dp-pp" places as "tp-cp-dp-pp", rank = tp + 2 (cp + 2 (dp + 2 pp)).
+  const Placement pl(2, 2, 2, 2, "tp-dp-pp");
+  CHECK(pl.order() == "tp-cp-dp-pp");
+  CHECK(pl.group_of(ParallelDim::cp, 0) == std::vector<int64_t>{0, 2});
+  CHECK(pl.group_of(ParallelDim::dp, 0) == std::vector<int64_t>{0, 4});
+  CHECK(pl.group_of(ParallelDim::pp, 1) == std::vector<int64_t>{1, 9});
+  // Gradients reduce over dp x cp: the ranks sharing tp and pp coordinates, cp fastest.
+  CHECK(pl.group_of({ParallelDim::cp, ParallelDim::dp}, 1) == std::vector<int64_t>{1, 3, 5, 7});
+  CHECK(pl.groups({ParallelDim::cp, ParallelDim::dp}).size() == 4);  // tp 2 x pp 2
+  CHECK(placement_order("dp-tp-pp", 2) == "dp-tp-cp-pp");
+  CHECK(placement_order("tp-dp-pp", 1) == "tp-dp-pp");
+  // Named elsewhere, it stays there: cp outermost but for pp.
+  const Placement outer(2, 2, 2, 1, "tp-dp-cp-pp");
+  CHECK(outer.group_of(ParallelDim::cp, 0) == std::vector<int64_t>{0, 4});
+}
+
+TEST_CASE("the cp ring inside a node, and across nodes when tp fills the node") {
+  const Topology t(load_cluster("dgx-h100-superpod"));
+  // tp 4 x cp 2 on one 8-GPU node: the ring's sends stay on NVLink.
+  const PlanComm& in = t.plan_comm(test::PlanBuilder(4, 1, 1).cp(2));
+  REQUIRE(in.cp_ring_by_stage.size() == 1);
+  for (const P2pCost& c : in.cp_ring_by_stage[0]) CHECK_FALSE(c.crosses_nodes);
+  // tp 8 fills the node: cp 2's partner is on the next node.
+  const PlanComm& out = t.plan_comm(test::PlanBuilder(8, 1, 1).cp(2));
+  REQUIRE_FALSE(out.cp_ring_by_stage[0].empty());
+  for (const P2pCost& c : out.cp_ring_by_stage[0]) CHECK(c.crosses_nodes);
+  CHECK(out.dp_by_stage[0][0].size == 2);  // dp 1 x cp 2 reduce gradients together
+}

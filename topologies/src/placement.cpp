@@ -11,12 +11,19 @@ constexpr std::array<const char*, 4> kDimNames{"tp", "cp", "dp", "pp"};
 
 }  // namespace
 
+std::string placement_order(const std::string& order, int64_t cp) {
+  if (cp == 1 || order.find("cp") != std::string::npos) return order;
+  const size_t tp = order.find("tp");
+  if (tp == std::string::npos) return order;  // the constructor reports it
+  return order.substr(0, tp + 2) + "-cp" + order.substr(tp + 2);
+}
+
 const char* to_string(ParallelDim d) { return kDimNames[static_cast<size_t>(d)]; }
 
 Placement::Placement(int64_t tp, int64_t cp, int64_t dp, int64_t pp, const std::string& order)
-    : sizes_{tp, cp, dp, pp}, order_(order) {
+    : sizes_{tp, cp, dp, pp}, order_(placement_order(order, cp)) {
   std::array<bool, 4> seen{};
-  std::stringstream ss(order);
+  std::stringstream ss(order_);
   std::string part;
   int64_t stride = 1;
   while (std::getline(ss, part, '-')) {
@@ -41,7 +48,7 @@ Placement::Placement(int64_t tp, int64_t cp, int64_t dp, int64_t pp, const std::
     if (s < 1) throw InputError("command line", "--order", "every parallel size must be >= 1");
 }
 
-Placement::Placement(const PlanSpec& p) : Placement(p.tp, 1, p.dp, p.pp, p.order) {}
+Placement::Placement(const PlanSpec& p) : Placement(p.tp, p.cp, p.dp, p.pp, p.order) {}
 
 RankCoords Placement::coords(int64_t rank) const {
   auto c = [&](ParallelDim d) { return (rank / stride(d)) % size(d); };
@@ -60,6 +67,28 @@ std::vector<int64_t> Placement::group_of(ParallelDim d, int64_t r) const {
   g.reserve(static_cast<size_t>(size(d)));
   for (int64_t i = 0; i < size(d); ++i) g.push_back(first + i * s);
   return g;
+}
+
+std::vector<int64_t> Placement::group_of(std::initializer_list<ParallelDim> dims, int64_t r) const {
+  std::vector<int64_t> g = group_of(*dims.begin(), r);
+  for (auto d = dims.begin() + 1; d != dims.end(); ++d) {
+    std::vector<int64_t> wider;
+    const int64_t base = r / stride(*d) % size(*d) * stride(*d);
+    for (int64_t i = 0; i < size(*d); ++i)
+      for (int64_t x : g) wider.push_back(x - base + i * stride(*d));
+    g = std::move(wider);
+  }
+  return g;
+}
+
+std::vector<std::vector<int64_t>> Placement::groups(std::initializer_list<ParallelDim> dims) const {
+  std::vector<std::vector<int64_t>> out;
+  for (int64_t r = 0; r < world_size(); ++r) {
+    bool first = true;
+    for (ParallelDim d : dims) first = first && (r / stride(d)) % size(d) == 0;
+    if (first) out.push_back(group_of(dims, r));
+  }
+  return out;
 }
 
 std::vector<std::vector<int64_t>> Placement::groups(ParallelDim d) const {

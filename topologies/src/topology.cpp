@@ -43,6 +43,7 @@ double max_p2p_time_s(const std::vector<P2pCost>& costs, double bytes) {
 size_t Topology::PlanKeyHash::operator()(const PlanKey& k) const {
   size_t h = std::hash<std::string>{}(k.order);
   h = mix(h, static_cast<uint64_t>(k.tp));
+  h = mix(h, static_cast<uint64_t>(k.cp));
   h = mix(h, static_cast<uint64_t>(k.dp));
   return mix(h, static_cast<uint64_t>(k.pp));
 }
@@ -57,7 +58,7 @@ Topology::Topology(const ClusterSpec& c) : graph_(c) {}
 Topology::Topology(const ClusterSpec& c, const NodeDescription& node) : graph_(c, node) {}
 
 const PlanComm& Topology::plan_comm(const PlanSpec& p) const {
-  const PlanKey key{p.tp, p.dp, p.pp, p.order};
+  const PlanKey key{p.tp, p.cp, p.dp, p.pp, p.order};
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = plans_.find(key);
@@ -78,7 +79,9 @@ PlanComm Topology::analyse(const PlanSpec& p) const {
   out.tp_by_stage.resize(static_cast<size_t>(p.pp));
   out.dp_by_stage.resize(static_cast<size_t>(p.pp));
   for (ParallelDim dim : {ParallelDim::tp, ParallelDim::dp}) {
-    const auto rank_groups = pl.groups(dim);
+    // Gradients are reduced over the dp x cp ranks that hold the same weights.
+    const auto rank_groups = dim == ParallelDim::dp ? pl.groups({ParallelDim::cp, ParallelDim::dp})
+                                                    : pl.groups(dim);
     std::vector<std::vector<int64_t>> gpu_groups;
     for (const auto& rg : rank_groups) gpu_groups.push_back(to_gpus(pl, rg));
     const std::vector<GroupCost> costs = analyse_groups(graph_, gpu_groups);
@@ -89,6 +92,7 @@ PlanComm Topology::analyse(const PlanSpec& p) const {
       if (dim == ParallelDim::tp && costs[i].nodes > 1) out.tp_crosses_nodes = true;
     }
   }
+  if (p.cp > 1) out.cp_ring_by_stage = analyse_cp_ring(pl, p.pp);
   if (p.pp > 1) {
     const auto pipelines = pl.groups(ParallelDim::pp);
     for (int64_t k = 0; k + 1 < p.pp; ++k) {
@@ -103,6 +107,19 @@ PlanComm Topology::analyse(const PlanSpec& p) const {
       pairs.push_back({pl.gpu_of_rank(pipe.front()), pl.gpu_of_rank(pipe.back())});
     for (const GroupCost& c : analyse_groups(graph_, pairs)) push_unique(out.embedding, c);
   }
+  return out;
+}
+
+std::vector<std::vector<P2pCost>> Topology::analyse_cp_ring(const Placement& pl, int64_t pp) const {
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> sends(static_cast<size_t>(pp));
+  for (const auto& ring : pl.groups(ParallelDim::cp)) {
+    auto& stage = sends[static_cast<size_t>(pl.coords(ring.front()).pp)];
+    for (size_t i = 0; i < ring.size(); ++i)
+      stage.emplace_back(pl.gpu_of_rank(ring[i]), pl.gpu_of_rank(ring[(i + 1) % ring.size()]));
+  }
+  std::vector<std::vector<P2pCost>> out(static_cast<size_t>(pp));
+  for (size_t k = 0; k < sends.size(); ++k)
+    for (const P2pCost& c : analyse_p2p(graph_, sends[k])) push_unique(out[k], c);
   return out;
 }
 

@@ -118,6 +118,14 @@ struct StackCapabilities {
   // Interleaved micro-batches in groups other than pp (Megatron-Core's
   // --microbatch-group-size-per-virtual-pipeline-stage).
   bool microbatch_groups = true;
+  // Context parallelism (the sequence split over cp ranks, keys and values passed round a ring):
+  // whether the stack runs it, the --cp-comm-type its launch names (empty: it names none, its
+  // default ring), and when it cannot, why (a one-line reason the refusal quotes).
+  bool context_parallel = true;
+  std::string cp_comm_type;
+  std::string context_parallel_refusal;
+  // The stack keeps tp x cp inside a node (its ring on NVLink); the planner's cp-within-node rule.
+  bool context_parallel_within_node = false;
   // The launch `parallax export` writes for this stack's plans; none: Parallax writes none.
   Exporter exporter = Exporter::none;
   bool operator==(const StackCapabilities&) const = default;

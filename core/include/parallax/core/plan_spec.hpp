@@ -1,6 +1,6 @@
 #pragma once
 // How a job is split over GPUs. Invariants (checked by validate_plan):
-//   tp * pp * dp == GPUs used;  micro_batch * num_micro_batches * dp == global batch.
+//   tp * cp * pp * dp == GPUs used;  micro_batch * num_micro_batches * dp == global batch.
 #include <cstdint>
 #include <string>
 
@@ -11,6 +11,9 @@ enum class Schedule { gpipe, one_f_one_b, interleaved };
 
 struct PlanSpec {
   int64_t tp = 1;
+  // Context parallelism: the sequence of every micro-batch split over cp ranks, causally load
+  // balanced (rank i holds chunks i and 2cp-1-i of 2cp), keys and values passed round a ring.
+  int64_t cp = 1;
   int64_t pp = 1;
   int64_t dp = 1;
   int64_t vpp = 1;  // virtual stages (model chunks) per pipeline rank; > 1 only with interleaved
@@ -28,11 +31,16 @@ struct PlanSpec {
   int64_t first_stage_layers = 0;
   int64_t last_stage_layers = 0;
   Schedule schedule = Schedule::one_f_one_b;
-  std::string order = "tp-dp-pp";  // placement, innermost first
+  std::string order = "tp-dp-pp";  // placement, innermost first (cp right after tp if absent)
 
-  int64_t gpus() const { return tp * pp * dp; }
+  int64_t gpus() const { return tp * cp * pp * dp; }
   bool operator==(const PlanSpec&) const = default;
 };
+
+// Ranks that hold the same weights and reduce their gradients together: the data-parallel ranks
+// and, within each, the context-parallel ones (Megatron-Core's data-parallel group with context
+// parallelism). ZeRO shards over them.
+inline int64_t grad_ranks(const PlanSpec& p) { return p.dp * p.cp; }
 
 // The interleaved schedule's micro-batch group size: the plan's, or pp by default.
 inline int64_t microbatch_group_size(const PlanSpec& p) {

@@ -26,8 +26,14 @@ struct StageTime {
   // parameter all-gathers and gradient reduce-scatters, ZeRO-2 gradient reduce-scatters.
   double dp_forward_s = 0;
   double dp_backward_s = 0;
+  // Exposed context-parallel ring traffic of one micro-batch (K and V passed round the cp ranks,
+  // what the attention blocks computed meanwhile do not hide): forward, and backward with the
+  // recomputed forward's.
+  double cp_forward_s = 0;
+  double cp_backward_s = 0;
   double total_s() const {
-    return forward_s + backward_s + recompute_s + tp_comm_s + dp_forward_s + dp_backward_s;
+    return forward_s + backward_s + recompute_s + tp_comm_s + dp_forward_s + dp_backward_s +
+           cp_forward_s + cp_backward_s;
   }
 };
 
@@ -99,6 +105,18 @@ inline constexpr double kOptimizerBytesPerParam = 38;
 // The optimizer step of `params` parameters on one rank.
 double optimizer_time_s(double params, const GpuSpec& gpu, const JobSpec& j,
                         const EfficiencyProfile& prof);
+
+// The context-parallel ring of one layer and micro-batch (Megatron-Core's cp_comm_type p2p,
+// Transformer Engine's AttnFuncWithCPAndKVP2P): cp - 1 steps, each sending this rank's K and V
+// (kv_bytes) to the next rank while the attention block of the pair at hand is computed; the
+// backward sends K, V and the partial dK, dV (twice the bytes) under each backward block.
+struct CpRingLayer {
+  double kv_bytes = 0;           // K and V of seq_len / cp tokens, this TP rank's KV heads
+  double step_forward_s = 0;     // one forward send on the slowest ring of the stage
+  double step_backward_s = 0;    // one backward send (2 kv_bytes)
+  double exposed_forward_s = 0;  // (cp - 1) steps, each less the attention block it runs under
+  double exposed_backward_s = 0;
+};
 
 // Throws InputError when the GPU lacks the dtype or the profile lacks the framework.
 // Communication times come from the cluster graph (topologies): the plan's placement decides

@@ -46,6 +46,9 @@ double layer_activation_bytes(const ModelSpec& m, int64_t micro_batch, int64_t t
                               Recompute r, Attention attention = Attention::unfused,
                               SelectiveRecompute policy = SelectiveRecompute::attention_core,
                               Kernels kernels = Kernels::fused);
+// The same for a plan's rank: its seq_len / cp tokens (context parallelism divides the layer's
+// activations by cp; it runs with fused attention only) and the job's stack.
+double layer_activation_bytes(const ModelSpec& m, const JobSpec& j, const PlanSpec& p, Recompute r);
 // Bytes per token of one layer's activations split over the tensor-parallel group (16-bit): Q
 // and the attention output (2h each), K and V (2 kv d each: grouped-query attention keeps kv_heads
 // of them), and the MLP's intermediates. GELU keeps its input and output (2 x 2f); SwiGLU run op by

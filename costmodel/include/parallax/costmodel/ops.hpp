@@ -56,6 +56,9 @@ struct CommOp {
 struct ShardShape {
   int64_t micro_batch = 1;
   int64_t tp = 1;
+  // Context parallelism: this rank holds seq_len / cp tokens of each sequence (its queries) and
+  // attends to all seq_len keys, which reach it round the cp ring.
+  int64_t cp = 1;
   bool sequence_parallel = false;
   double act_bytes = 2;  // bytes per activation element (2 for bf16/fp16)
   int64_t padded_vocab = 0;
@@ -92,6 +95,8 @@ ElementwiseBytes elementwise_bytes(const ModelSpec& m, double e, bool eager);
 double fp8_cast_bytes_per_element(const Fp8Recipe& r, double e);
 
 ShardShape shard_shape(const ModelSpec& m, const JobSpec& j, const PlanSpec& p);
+// Tokens of one micro-batch on this rank: micro_batch * seq_len / cp.
+double shard_tokens(const ModelSpec& m, const ShardShape& s);
 // Megatron-LM pads the vocabulary to a multiple of 128 * tp.
 int64_t padded_vocab(int64_t vocab, int64_t tp);
 

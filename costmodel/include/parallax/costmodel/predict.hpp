@@ -19,6 +19,7 @@ struct TimeBreakdown {
   // Parts of the critical (slowest) pipeline stage's timeline; they add up to the iteration time.
   double compute_s = 0;
   double tp_comm_s = 0;
+  double cp_comm_s = 0;  // the context-parallel ring's exposed sends
   double pp_comm_s = 0;
   double dp_comm_exposed_s = 0;
   double bubble_s = 0;

@@ -19,8 +19,10 @@ struct PlanOptions {
   std::string nodes;  // the cluster at this many nodes; default: the preset's
   std::string gpus = "2240";
   std::string global_batch = "1920";
+  std::string seq_len;  // tokens per sequence; empty = the model's
   std::string tp = "8";
   std::string pp = "35";
+  std::string cp = "1";  // context-parallel size
   std::string vpp = "1";
   std::string microbatch_group = "0";  // interleaved: micro-batches per group; 0 = pp
   std::string mbs = "1";

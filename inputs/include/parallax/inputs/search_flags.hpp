@@ -18,6 +18,7 @@ struct SearchFlags {
   bool uneven_pp = false;
   std::string force_tp;  // empty = search every tp
   std::string force_pp;  // empty = search every pp
+  std::string force_cp;  // empty = search every cp that cuts the sequence
   bool operator==(const SearchFlags&) const = default;
 };
 SearchOptions search_options(const SearchFlags& f);

@@ -29,8 +29,9 @@ struct SearchOptions {
   int64_t max_micro_batch = 64;      // largest micro-batch size considered
   int64_t force_tp = 0;              // 0 = search
   int64_t force_pp = 0;
+  int64_t force_cp = 0;              // 0 = search (cp over the divisors that cut the sequence)
   // Only these values (a search file's lists); empty = every value. vpp 1 = no interleaving.
-  std::vector<int64_t> tp_values, pp_values, mbs_values, vpp_values;
+  std::vector<int64_t> tp_values, pp_values, mbs_values, vpp_values, cp_values;
   std::vector<bool> sp_values;       // empty: off, and on when tp > 1 and sequence_parallel
   // Keep every candidate with its fate (plan --csv): rule-rejected ones in Candidates::rejected
   // and SearchResult::rejected, memory-rejected ones in SearchResult::unfit.
@@ -60,7 +61,7 @@ struct Candidates {
   int64_t considered = 0;
 };
 
-// Enumerates tp x pp x dp x micro-batch x schedule/vpp x recompute x SP x ZeRO for `gpus` GPUs.
+// Enumerates tp x cp x pp x dp x micro-batch x schedule/vpp x recompute x SP x ZeRO for `gpus` GPUs.
 Candidates enumerate_plans(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j,
                            int64_t gpus, const SearchOptions& o);
 

@@ -24,6 +24,10 @@ struct RankCosts {
   double backward_s = 0;        // recompute + data/weight-grad compute of one chunk
   double backward_tp_s = 0;     // exposed TP communication of that backward
   double backward_dp_s = 0;     // exposed ZeRO-2/3 gathers and reduce-scatters of that backward
+  double forward_cp_s = 0;      // exposed context-parallel ring sends of that forward
+  double backward_cp_s = 0;     // of that backward (and its recomputed forward)
+  double cp_forward_bytes = 0;  // bytes this rank sends round the ring in that forward
+  double cp_backward_bytes = 0;
   double dp_s = 0;              // gradient synchronisation over the data-parallel group
   int64_t dp_buckets = 1;       // the synchronisation runs as this many equal buckets
   double dp_bytes = 0;          // gradient bytes reduced

@@ -13,7 +13,7 @@
 
 namespace parallax {
 
-enum class SimStream : int8_t { compute, tp, pp_send, pp_recv, dp };
+enum class SimStream : int8_t { compute, tp, pp_send, pp_recv, dp, cp };
 enum class SimOpKind : int8_t {
   forward,
   backward,
@@ -25,7 +25,10 @@ enum class SimOpKind : int8_t {
   embedding_sync,
   shard_forward,   // exposed ZeRO-3 / FSDP gathers of a forward step (dp stream)
   shard_backward,  // exposed ZeRO-2/3 gathers and reduce-scatters of a backward step (dp stream)
-  optimizer
+  optimizer,
+  cp_forward,   // exposed context-parallel ring sends of a forward step (cp stream)
+  cp_backward   // of a backward step, the recomputed forward's included
+
 };
 const char* to_string(SimStream s);
 const char* to_string(SimOpKind k);

@@ -3,9 +3,11 @@
 // (fastest-varying) first, as Megatron-LM's RankGenerator does. With order "tp-dp-pp":
 //   rank = tp_i + tp * (dp_i + dp * pp_i),
 // and rank r runs on GPU r (GPUs numbered node by node), so TP groups stay inside a node when
-// tp divides the GPUs per node. cp may be left out of the order (size 1).
+// tp divides the GPUs per node. cp may be left out of the order: it then sits right after tp
+// (Megatron-Core's default order tp-cp-ep-dp-pp), so "tp-dp-pp" places as "tp-cp-dp-pp".
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,10 @@ namespace parallax {
 
 enum class ParallelDim { tp, cp, dp, pp };
 const char* to_string(ParallelDim d);
+
+// The order a placement uses: `order`, with cp inserted right after tp when cp > 1 and the order
+// does not name it.
+std::string placement_order(const std::string& order, int64_t cp);
 
 struct RankCoords {
   int64_t tp = 0, cp = 0, dp = 0, pp = 0;
@@ -39,6 +45,11 @@ class Placement {
   std::vector<std::vector<int64_t>> groups(ParallelDim d) const;
   // The group of dimension d that contains rank r.
   std::vector<int64_t> group_of(ParallelDim d, int64_t rank) const;
+  // Groups over several dimensions at once (the first varying fastest), e.g. {cp, dp}: the ranks
+  // that share every other coordinate (Megatron-Core's data-parallel group with context
+  // parallelism, over which gradients are reduced).
+  std::vector<std::vector<int64_t>> groups(std::initializer_list<ParallelDim> dims) const;
+  std::vector<int64_t> group_of(std::initializer_list<ParallelDim> dims, int64_t rank) const;
 
  private:
   std::array<int64_t, 4> sizes_{};

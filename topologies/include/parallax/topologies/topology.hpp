@@ -21,8 +21,12 @@ namespace parallax {
 // Costs of every group a plan communicates in, with all groups of a kind running at once.
 struct PlanComm {
   // Per pipeline stage, the distinct costs of its TP and DP groups (the slowest one bounds it).
+  // With context parallelism the DP groups are the dp x cp ranks that reduce gradients together.
   std::vector<std::vector<GroupCost>> tp_by_stage;
   std::vector<std::vector<GroupCost>> dp_by_stage;
+  // Per pipeline stage, the distinct costs of one step of the context-parallel ring: every cp
+  // rank sending to the next at once, all cp groups of the stage together (empty when cp = 1).
+  std::vector<std::vector<P2pCost>> cp_ring_by_stage;
   // Distinct costs of the stage-to-stage transfers (all pipelines' stage k -> k+1 at once).
   std::vector<P2pCost> p2p;
   // Distinct costs of the first-last stage pairs (tied-embedding gradient all-reduce).
@@ -52,7 +56,7 @@ class Topology {
 
  private:
   struct PlanKey {
-    int64_t tp, dp, pp;
+    int64_t tp, cp, dp, pp;
     std::string order;
     bool operator==(const PlanKey&) const = default;
   };
@@ -64,6 +68,7 @@ class Topology {
   };
 
   PlanComm analyse(const PlanSpec& p) const;
+  std::vector<std::vector<P2pCost>> analyse_cp_ring(const Placement& pl, int64_t pp) const;
 
   ClusterGraph graph_;
   mutable std::mutex mutex_;

@@ -12,7 +12,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$here/../.."
-bin="$root/build/parallax"
+bin="${PARALLAX_BIN:-$root/build/parallax}"  # PARALLAX_BIN: another build
 fused_seqs="${1:-2048 4096 8192}"
 unfused_seqs="${2:-1024 2048 4096}"
 work="$(mktemp -d)"
@@ -31,7 +31,7 @@ JSON
     --recompute none --out "$work/plan.json" > /dev/null
   "$bin" run --quiet --plan "$work/plan.json" --steps 1 --out "$work/m.json" > "$work/run.log" 2>&1 ||
     { cat "$work/run.log" >&2; exit 1; }
-  python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["peak_resident_bytes"]))' "$work/m.json"
+  python3 -c 'import json,sys; print(max(int(r["peak_resident_bytes"]) for r in json.load(open(sys.argv[1]))["ranks"]))' "$work/m.json"
 }
 
 printf '%-8s %6s %18s\n' attention seq peak_resident_MiB

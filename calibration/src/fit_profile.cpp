@@ -146,7 +146,10 @@ bool fit_op_classes(const FitContext& c, const RawCalibration& raw, const Effici
       throw InputError(c.src, "class " + cls,
                        "kernels ran 100x faster than the cost model's roofline: the GPU preset's bandwidth is wrong");
     p.op_class_efficiency[cls] = eff;
-    if (cls != "attention" && cls != "attention.bwd") roof_all += v.first, meas_all += v.second;
+    // The attention cores (unfused or fused) are compute, not memory-bound: not in the fallback.
+    const bool attention = cls == "attention" || cls == "attention.bwd" || cls == "flash_attention" ||
+                           cls == "flash_attention.bwd";
+    if (!attention) roof_all += v.first, meas_all += v.second;
   }
   for (const auto& [cls, v] : warm) p.op_class_efficiency_warm[cls] = std::min(100.0, v.first / v.second);
   // memory_bound_efficiency (the fallback for classes without an entry) stays a fraction.

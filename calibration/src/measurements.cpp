@@ -25,6 +25,8 @@ std::string executor_op_class(const std::string& n) {
   const bool bwd = ends("_backward");
   if (starts("matmul_")) return "gemm";
   if (starts("attention")) return bwd ? "attention.bwd" : "attention";  // incl. _recompute
+  if (starts("flash_attention")) return bwd ? "flash_attention.bwd" : "flash_attention";
+  if (starts("rope")) return bwd ? "rope.bwd" : "rope";
   if (starts("ln_")) return bwd ? "norm.bwd" : "norm";
   if (starts("gelu") || starts("swiglu")) return bwd ? "activation.bwd" : "activation";
   if (n == "residual") return "residual";

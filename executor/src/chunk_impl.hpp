@@ -405,7 +405,7 @@ void ChunkT<Be>::attention(const Acts& a, Ctx& x) {
   const std::string shape = std::to_string(d_.B) + "x" + std::to_string(d_.NH) + "x" + std::to_string(d_.T);
   if constexpr (Be::kFlashAttention) {
     if (d_.flash) {
-      x.be.time("attention", 2.0 * square, shape, [&] {
+      x.be.time("flash_attention", 2.0 * square, shape, [&] {
         x.be.flash_attention_forward(a.atty, a.lse, a.qkv, d_.B, d_.T, d_.Ct, d_.NH, d_.KVH);
       });
       return;
@@ -426,7 +426,7 @@ void ChunkT<Be>::attention_back(const Acts& a, Ctx& x) {
   x.be.zero(dqkv_, d_.N * d_.Wqkv);
   if constexpr (Be::kFlashAttention) {
     if (d_.flash) {
-      x.be.time("attention_backward", 5.0 * square, "", [&] {
+      x.be.time("flash_attention_backward", 5.0 * square, "", [&] {
         x.be.flash_attention_backward(dqkv_, datty_, a.qkv, a.atty, a.lse, d_.B, d_.T, d_.Ct,
                                       d_.NH, d_.KVH);
       });

@@ -3,6 +3,7 @@
 
 #include "calibration_test_util.hpp"
 #include "parallax/calibration/measurements.hpp"
+#include "parallax/costmodel/ops.hpp"
 
 using namespace parallax;
 using nlohmann::json;
@@ -33,6 +34,13 @@ TEST_CASE("measurements: executor op names map onto the cost model's op classes"
   CHECK(calib::executor_op_class("crossentropy") == "cross_entropy");
   CHECK(calib::executor_op_class("adamw") == "optimizer");
   CHECK(calib::executor_op_class("something_else").empty());
+  // Llama's and the fused kernel's ops, on the classes the cost model gives its own ops.
+  CHECK(calib::executor_op_class("rope") == parallax::op_class_of("rope"));
+  CHECK(calib::executor_op_class("rope_backward") == parallax::op_class_of("rope.bwd"));
+  CHECK(calib::executor_op_class("swiglu_backward") == parallax::op_class_of("swiglu.bwd"));
+  CHECK(calib::executor_op_class("flash_attention") == parallax::op_class_of("attn.flash"));
+  CHECK(calib::executor_op_class("flash_attention_backward") ==
+        parallax::op_class_of("attn.flash.bwd"));
 }
 
 TEST_CASE("measurements: a negative iteration time is refused") {

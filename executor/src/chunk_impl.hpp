@@ -96,6 +96,9 @@ class ChunkT {
   void attention(const Acts& a, Ctx& x);
   void attention_back(const Acts& a, Ctx& x);
   int64_t stats_per_layer() const;
+  // Whether a layer's stash keeps the (B, NH, T, T) probabilities: unfused attention without
+  // selective recompute.
+  bool keeps_scores() const { return !d_.flash && p_.recompute != Recompute::selective; }
   Acts layout_layer(act*& cur, float*& fcur, bool full) const;
   int64_t act_floats_per_layer() const;
 
@@ -191,8 +194,7 @@ int64_t ChunkT<Be>::stats_per_layer() const {
 template <class Be>
 int64_t ChunkT<Be>::act_floats_per_layer() const {
   const int64_t N = d_.N, C = d_.C;
-  const bool scores_kept = !d_.flash && p_.recompute != Recompute::selective;
-  const int64_t att = scores_kept ? d_.B * d_.NH * d_.T * d_.T : 0;
+  const int64_t att = keeps_scores() ? d_.B * d_.NH * d_.T * d_.T : 0;
   return 2 * N * C + d_.Ns * C + N * d_.Wqkv + att + N * d_.Ct + N * d_.fc_out + N * d_.F;
 }
 
@@ -215,8 +217,7 @@ LayerActsT<typename Be::act> ChunkT<Be>::layout_layer(act*& cur, float*& fcur, b
   a.ln1_mean = stat(Ns);
   a.ln1_rstd = stat(Ns);
   a.qkv = take(N * d_.Wqkv);
-  const bool scores_kept = !d_.flash && p_.recompute != Recompute::selective;
-  a.att = scores_kept ? take(d_.B * d_.NH * d_.T * d_.T) : nullptr;
+  a.att = keeps_scores() ? take(d_.B * d_.NH * d_.T * d_.T) : nullptr;
   if (d_.flash) a.lse = stat(d_.B * d_.NH * d_.T);
   a.atty = take(N * d_.Ct);
   a.resid2 = take(Ns * C);

@@ -59,3 +59,59 @@ TEST_CASE("flash attention equals the naive kernel, forward and backward", "[ker
     CHECK(rel_err(fdx, dx) <= 1e-5);
   }
 }
+
+TEST_CASE("context parallelism: each rank's load-balanced chunks against the whole K/V equal "
+          "the full attention", "[kernels][flash][cp]") {
+  // cp 2 over T 40: chunks of 10; rank r holds chunks r and 3 - r (positions [10r, 10r + 10) and
+  // [30 - 10r, 40 - 10r)), attends the gathered keys and values, and the ranks' key/value
+  // gradients sum to the full ones.
+  const int64_t B = 2, T = 40, NH = 4, KVH = 2, hs = 8, cp = 2, c = T / (2 * cp);
+  const int64_t C = NH * hs, KC = KVH * hs, W = C + 2 * KC, N = B * T;
+  const auto x = randn(static_cast<size_t>(N * W), 3, 1.5f);
+  const auto dy = randn(static_cast<size_t>(N * C), 4);
+  std::vector<float> out(N * C), lse(B * NH * T), dx(N * W, 0.0f);
+  k::flash_attention_forward(out.data(), lse.data(), x.data(), B, T, C, NH, KVH);
+  k::flash_attention_backward(dx.data(), dy.data(), x.data(), out.data(), lse.data(), B, T, C, NH, KVH);
+  std::vector<float> dkv(N * W, 0.0f);  // the ranks' k and v gradients, summed
+  const int64_t Tq = 2 * c;
+  for (int64_t r = 0; r < cp; ++r) {
+    std::vector<int64_t> pos;
+    for (int64_t chunk : {r, 2 * cp - 1 - r})
+      for (int64_t i = 0; i < c; ++i) pos.push_back(chunk * c + i);
+    std::vector<float> q(B * Tq * C), dyl(B * Tq * C);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t t = 0; t < Tq; ++t)
+        for (int64_t i = 0; i < C; ++i) {
+          q[(b * Tq + t) * C + i] = x[(b * T + pos[t]) * W + i];
+          dyl[(b * Tq + t) * C + i] = dy[(b * T + pos[t]) * C + i];
+        }
+    const k::FlashRows rows{q.data(), C, x.data() + C, x.data() + C + KC, W, pos.data(),
+                            B, Tq, T, NH, KVH, hs};
+    std::vector<float> o(B * Tq * C), l(B * NH * Tq), dq(B * Tq * C, 0.0f);
+    k::flash_attention_rows_forward(o.data(), l.data(), rows);
+    k::flash_attention_rows_backward(dq.data(), dkv.data() + C, dkv.data() + C + KC, dyl.data(),
+                                     o.data(), l.data(), rows);
+    double err = 0, dq_err = 0, ref = 0, dq_ref = 0;
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t t = 0; t < Tq; ++t) {
+        for (int64_t i = 0; i < C; ++i) {
+          err = std::max(err, std::abs(static_cast<double>(o[(b * Tq + t) * C + i]) - out[(b * T + pos[t]) * C + i]));
+          ref = std::max(ref, std::abs(static_cast<double>(out[(b * T + pos[t]) * C + i])));
+          dq_err = std::max(dq_err, std::abs(static_cast<double>(dq[(b * Tq + t) * C + i]) - dx[(b * T + pos[t]) * W + i]));
+          dq_ref = std::max(dq_ref, std::abs(static_cast<double>(dx[(b * T + pos[t]) * W + i])));
+        }
+        for (int64_t h = 0; h < NH; ++h)
+          CHECK(l[(b * NH + h) * Tq + t] == Approx(lse[(b * NH + h) * T + pos[t]]).epsilon(1e-6));
+      }
+    INFO("rank " << r);
+    CHECK(err <= 1e-6 * ref);
+    CHECK(dq_err <= 1e-5 * dq_ref);
+  }
+  double kv_err = 0, kv_ref = 0;
+  for (int64_t row = 0; row < N; ++row)
+    for (int64_t i = C; i < W; ++i) {
+      kv_err = std::max(kv_err, std::abs(static_cast<double>(dkv[row * W + i]) - dx[row * W + i]));
+      kv_ref = std::max(kv_ref, std::abs(static_cast<double>(dx[row * W + i])));
+    }
+  CHECK(kv_err <= 1e-5 * kv_ref);
+}

@@ -59,6 +59,24 @@ void flash_attention_forward(float* out, float* lse, const float* inp, int64_t B
 void flash_attention_backward(float* dinp, const float* dout, const float* inp, const float* out,
                               const float* lse, int64_t B, int64_t T, int64_t C, int64_t NH,
                               int64_t KVH);
+// The same kernel with the query rows and the key/value rows held apart, each query row at a
+// given position of the sequence (context parallelism: a rank's query rows are its chunks of the
+// sequence, the keys and values the whole sequence gathered). Query row t of batch element b
+// holds NH heads of hs at q + (b Tq + t) q_stride + h hs and attends the keys at positions
+// 0 .. q_pos[t]; key row t2 (position t2) holds KVH heads at k (v) + (b Tk + t2) kv_stride. out
+// (B, Tq, NH hs), lse (B, NH, Tq). Backward accumulates into dq (q's layout) and dk, dv (k's and
+// v's layouts).
+struct FlashRows {
+  const float* q = nullptr;
+  int64_t q_stride = 0;
+  const float *k = nullptr, *v = nullptr;
+  int64_t kv_stride = 0;
+  const int64_t* q_pos = nullptr;  // (Tq), each < Tk
+  int64_t B = 0, Tq = 0, Tk = 0, NH = 0, KVH = 0, hs = 0;
+};
+void flash_attention_rows_forward(float* out, float* lse, const FlashRows& r);
+void flash_attention_rows_backward(float* dq, float* dk, float* dv, const float* dout,
+                                   const float* out, const float* lse, const FlashRows& r);
 
 // Rotary position embeddings (Su et al. 2021, RoFormer), rotate-half pairing as Hugging Face
 // Llama and Megatron-Core (not interleaved): pair i of a head is (x[i], x[i + d/2]), rotated by

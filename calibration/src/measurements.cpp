@@ -87,6 +87,7 @@ Measurements measurements_from_json(const json& j, const std::string& source) {
     mr.tp_rank = rr.get_int("tp_rank", 0, p.tp - 1);
     mr.pp_rank = rr.get_int("pp_rank", 0, p.pp - 1);
     mr.dp_rank = rr.get_int("dp_rank", 0, p.dp - 1);
+    mr.cp_rank = rr.get_int_or("cp_rank", 0, p.cp - 1, 0);  // absent before context parallelism
     const json& ops = array_at(rr, "ops");
     for (size_t k = 0; k < ops.size(); ++k) {
       JsonObjectReader o(ops[k], source, path + ".ops[" + std::to_string(k) + "]");

@@ -25,6 +25,13 @@ bool is_valid_order(const std::string& order) {
          seen.count("pp");
 }
 
+std::string placement_order(const std::string& order, int64_t cp) {
+  if (cp == 1 || order.find("cp") != std::string::npos) return order;
+  const size_t tp = order.find("tp");
+  if (tp == std::string::npos) return order;  // is_valid_order reports it
+  return order.substr(0, tp + 2) + "-cp" + order.substr(tp + 2);
+}
+
 namespace {
 
 std::string n(int64_t x) { return std::to_string(x); }

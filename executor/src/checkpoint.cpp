@@ -79,7 +79,7 @@ void save_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g,
     if (ec) error = sd + ": cannot create the directory: " + ec.message();
   }
   if (std::string e = first_error(error, world); !e.empty()) fail_all(e);
-  if (g.coords.dp == 0) {
+  if (g.coords.dp == 0 && g.coords.cp == 0) {  // one writer per parameter shard
     ShardFile f;
     // Hugging Face's loaders refuse a safetensors file whose "format" is not "pt" (or tf, flax).
     f.metadata["format"] = "pt";
@@ -182,7 +182,7 @@ void dump_gradients(const std::string& dir, Trainer& t, const ProcessGroups& g, 
   t.pull_grads();    // device backends: gradients and captured logits to the host
   if (g.world.rank == 0) fs::create_directories(dir);
   MPI_Barrier(g.world.comm);
-  if (g.coords.dp == 0) {
+  if (g.coords.dp == 0 && g.coords.cp == 0) {  // one writer per parameter shard
     ShardFile f;
     f.metadata["content"] = "gradients after reduction, before clipping";
     for (const auto& x : t.tensors())

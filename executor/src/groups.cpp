@@ -8,21 +8,22 @@ namespace parallax::exec {
 
 namespace {
 
+// The plan's order with cp in it (right after tp when the order leaves it out).
 std::vector<std::string> order_parts(const PlanSpec& p) {
   std::vector<std::string> parts;
-  std::stringstream in(p.order);
+  std::stringstream in(placement_order(p.order, p.cp));
   std::string s;
-  while (std::getline(in, s, '-'))
-    if (s != "cp") parts.push_back(s);
+  while (std::getline(in, s, '-')) parts.push_back(s);
+  if (p.cp == 1) std::erase(parts, std::string("cp"));
   return parts;
 }
 
 int64_t size_of(const PlanSpec& p, const std::string& d) {
-  return d == "tp" ? p.tp : d == "pp" ? p.pp : p.dp;
+  return d == "tp" ? p.tp : d == "pp" ? p.pp : d == "cp" ? p.cp : p.dp;
 }
 
 int64_t& coord_of(RankCoords& c, const std::string& d) {
-  return d == "tp" ? c.tp : d == "pp" ? c.pp : c.dp;
+  return d == "tp" ? c.tp : d == "pp" ? c.pp : d == "cp" ? c.cp : c.dp;
 }
 
 Group split(MPI_Comm world, int color, int key, const std::string& name) {
@@ -64,21 +65,28 @@ ProcessGroups make_process_groups(const PlanSpec& p, bool tied_embeddings) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   g.world = {MPI_COMM_WORLD, rank, size, "world"};
   g.coords = rank_coords(p, rank);
-  const auto& c = g.coords;
-  auto color = [&](int64_t a, int64_t b) { return static_cast<int>(a * 1'000'000 + b); };
-  // Members of a group share the other two coordinates; they are ordered by their own.
-  g.tp = split(MPI_COMM_WORLD, color(c.pp, c.dp), static_cast<int>(c.tp), "tp");
-  g.pp = split(MPI_COMM_WORLD, color(c.tp, c.dp), static_cast<int>(c.pp), "pp");
-  g.dp = split(MPI_COMM_WORLD, color(c.tp, c.pp), static_cast<int>(c.dp), "dp");
+  const RankCoords& c = g.coords;
+  // A group's members share every coordinate but its own: the colour is the world rank of the
+  // member whose own coordinates are 0.
+  auto color = [&](std::initializer_list<int64_t RankCoords::*> own) {
+    RankCoords base = c;
+    for (auto m : own) base.*m = 0;
+    return static_cast<int>(world_rank_of(p, base));
+  };
+  g.tp = split(MPI_COMM_WORLD, color({&RankCoords::tp}), static_cast<int>(c.tp), "tp");
+  g.pp = split(MPI_COMM_WORLD, color({&RankCoords::pp}), static_cast<int>(c.pp), "pp");
+  g.cp = split(MPI_COMM_WORLD, color({&RankCoords::cp}), static_cast<int>(c.cp), "cp");
+  g.dp = split(MPI_COMM_WORLD, color({&RankCoords::dp, &RankCoords::cp}),
+               static_cast<int>(c.dp * p.cp + c.cp), "dp");
   // Untied output embeddings have no copy to keep in sync: no group (Megatron-LM likewise).
   const bool on_edge = tied_embeddings && p.pp > 1 && (c.pp == 0 || c.pp == p.pp - 1);
-  g.embedding = split(MPI_COMM_WORLD, on_edge ? color(c.tp, c.dp) : MPI_UNDEFINED,
+  g.embedding = split(MPI_COMM_WORLD, on_edge ? color({&RankCoords::pp}) : MPI_UNDEFINED,
                       static_cast<int>(c.pp), "embedding");
   return g;
 }
 
 void free_process_groups(ProcessGroups& g) {
-  for (Group* x : std::array<Group*, 4>{&g.tp, &g.pp, &g.dp, &g.embedding})
+  for (Group* x : std::array<Group*, 5>{&g.tp, &g.pp, &g.cp, &g.dp, &g.embedding})
     if (x->comm != MPI_COMM_NULL) MPI_Comm_free(&x->comm);
 }
 

@@ -31,6 +31,7 @@ json rank_measurements(const Recorder& rec, const ProcessGroups& g) {
           {"tp_rank", g.coords.tp},
           {"pp_rank", g.coords.pp},
           {"dp_rank", g.coords.dp},
+          {"cp_rank", g.coords.cp},
           {"peak_resident_bytes", peak_resident_bytes()},
           {"ops", ops},
           {"collectives", colls}};
@@ -43,7 +44,8 @@ json rank_trace_events(const Recorder& rec, const ProcessGroups& g) {
                 {"args", {{"name", "rank " + std::to_string(pid) + " (tp " +
                                        std::to_string(g.coords.tp) + ", pp " +
                                        std::to_string(g.coords.pp) + ", dp " +
-                                       std::to_string(g.coords.dp) + ")"}}}});
+                                       std::to_string(g.coords.dp) + ", cp " +
+                                       std::to_string(g.coords.cp) + ")"}}}});
   for (int s = 0; s <= static_cast<int>(Stream::optimizer); ++s)
     ev.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", s},
                   {"args", {{"name", to_string(static_cast<Stream>(s))}}}});

@@ -11,13 +11,6 @@ constexpr std::array<const char*, 4> kDimNames{"tp", "cp", "dp", "pp"};
 
 }  // namespace
 
-std::string placement_order(const std::string& order, int64_t cp) {
-  if (cp == 1 || order.find("cp") != std::string::npos) return order;
-  const size_t tp = order.find("tp");
-  if (tp == std::string::npos) return order;  // the constructor reports it
-  return order.substr(0, tp + 2) + "-cp" + order.substr(tp + 2);
-}
-
 const char* to_string(ParallelDim d) { return kDimNames[static_cast<size_t>(d)]; }
 
 Placement::Placement(int64_t tp, int64_t cp, int64_t dp, int64_t pp, const std::string& order)

@@ -27,7 +27,7 @@ struct MeasuredCollective {
 };
 
 struct MeasuredRank {
-  int64_t rank = 0, tp_rank = 0, pp_rank = 0, dp_rank = 0;
+  int64_t rank = 0, tp_rank = 0, pp_rank = 0, dp_rank = 0, cp_rank = 0;
   std::vector<MeasuredOp> ops;
   std::vector<MeasuredCollective> collectives;
 };

@@ -60,5 +60,7 @@ const char* to_string(Recompute r);
 const char* to_string(Schedule s);
 // True when order names tp, dp and pp (and optionally cp) once each, joined by '-'.
 bool is_valid_order(const std::string& order);
+// The order with cp placed right after tp when cp > 1 and the order does not name it.
+std::string placement_order(const std::string& order, int64_t cp);
 
 }  // namespace parallax

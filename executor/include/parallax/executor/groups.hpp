@@ -1,7 +1,8 @@
 #pragma once
 // Rank layout and process groups (Megatron-LM's formula, TP fastest-varying by default): with
 // order "a-b-c" (innermost first) and sizes n_a, n_b, n_c,
-//   world_rank = r_a + n_a * (r_b + n_b * r_c).
+//   world_rank = r_a + n_a * (r_b + n_b * r_c);
+// cp, when the order leaves it out, right after tp (placement_order).
 // Groups are passed explicitly to everything that communicates; there are no global groups.
 #include <mpi.h>
 
@@ -13,7 +14,7 @@
 namespace parallax::exec {
 
 struct RankCoords {
-  int64_t tp = 0, pp = 0, dp = 0;
+  int64_t tp = 0, pp = 0, dp = 0, cp = 0;
 };
 
 // Coordinates of world rank `rank` under the plan's order string.
@@ -29,7 +30,12 @@ struct Group {
 };
 
 struct ProcessGroups {
-  Group world, tp, pp, dp;
+  Group world, tp, pp;
+  // cp: the ranks that split one sequence (context parallelism). dp: every rank that holds the
+  // same parameters, the dp x cp ranks that reduce gradients and shard ZeRO-1's optimizer state
+  // together (Megatron-Core's data-parallel group with context parallelism), ordered by (dp, cp);
+  // the dp group of the plan when cp = 1.
+  Group cp, dp;
   Group embedding;  // first and last pipeline rank (tied word embeddings with pp > 1 only)
   RankCoords coords;
 };

@@ -18,10 +18,6 @@ namespace parallax {
 enum class ParallelDim { tp, cp, dp, pp };
 const char* to_string(ParallelDim d);
 
-// The order a placement uses: `order`, with cp inserted right after tp when cp > 1 and the order
-// does not name it.
-std::string placement_order(const std::string& order, int64_t cp);
-
 struct RankCoords {
   int64_t tp = 0, cp = 0, dp = 0, pp = 0;
 };

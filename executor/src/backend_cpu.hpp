@@ -120,6 +120,14 @@ class CpuBackend {
                                 int64_t KVH) {
     kernels::flash_attention_backward(dqkv, dout, qkv, out, lse, B, T, C, NH, KVH);
   }
+  // Context parallelism: local query rows against the gathered sequence's keys and values.
+  void flash_attention_rows_forward(float* out, float* lse, const kernels::FlashRows& r) {
+    kernels::flash_attention_rows_forward(out, lse, r);
+  }
+  void flash_attention_rows_backward(float* dq, float* dk, float* dv, const float* dout,
+                                     const float* out, const float* lse, const kernels::FlashRows& r) {
+    kernels::flash_attention_rows_backward(dq, dk, dv, dout, out, lse, r);
+  }
   void rope_forward(float* x, int64_t rows, int64_t row_stride, int64_t heads, int64_t head_dim,
                     const float* inv_freq, int64_t row0, int64_t T) {
     kernels::rope_forward(x, rows, row_stride, heads, head_dim, inv_freq, row0, T);

@@ -6,10 +6,14 @@
 
 namespace parallax::exec {
 
-Dims chunk_dims(const ModelSpec& m, const PlanSpec& p, int64_t tp_rank, bool flash_attention) {
+Dims chunk_dims(const ModelSpec& m, const PlanSpec& p, int64_t tp_rank, int64_t cp_rank,
+                bool flash_attention) {
   Dims d;
   d.B = p.micro_batch;
-  d.T = m.seq_len;
+  d.Tg = m.seq_len;
+  d.cp = p.cp;
+  d.cp_rank = cp_rank;
+  d.T = m.seq_len / p.cp;
   d.N = d.B * d.T;
   d.C = m.hidden;
   d.NH = m.heads / p.tp;
@@ -31,6 +35,18 @@ Dims chunk_dims(const ModelSpec& m, const PlanSpec& p, int64_t tp_rank, bool fla
   d.Ns = d.sp ? d.N / p.tp : d.N;
   d.row0 = d.sp ? tp_rank * d.Ns : 0;
   return d;
+}
+
+std::vector<int64_t> cp_positions(int64_t Tg, int64_t cp, int64_t rank) {
+  std::vector<int64_t> pos;
+  if (cp == 1) {  // the whole sequence, whatever its parity
+    for (int64_t t = 0; t < Tg; ++t) pos.push_back(t);
+    return pos;
+  }
+  const int64_t c = Tg / (2 * cp);
+  for (const int64_t chunk : {rank, 2 * cp - 1 - rank})
+    for (int64_t t = 0; t < c; ++t) pos.push_back(chunk * c + t);
+  return pos;
 }
 
 template class ChunkT<CpuBackend>;

@@ -56,7 +56,7 @@ class ChunkT {
 
   // flash_attention: the blocked kernel (a backend with kFlashAttention only).
   ChunkT(Be& be, const ModelSpec& m, const PlanSpec& p, int64_t stage, int64_t tp_rank,
-         int64_t offset, bool flash_attention);
+         int64_t cp_rank, int64_t offset, bool flash_attention);
 
   const std::vector<ParamTensor>& table() const { return table_; }
   int64_t stage() const { return stage_; }
@@ -93,8 +93,26 @@ class ChunkT {
   void matmul_back(act* dinp, float* dw, float* db, const act* dout, const act* inp, const wt* w,
                    int64_t C, int64_t OC, Ctx& x, const char* name);
   void rope(act* qkv, Ctx& x, bool backward);
+  // Calls f(i, n, pos) for each run of rows first + i .. first + i + n - 1 (of this rank's N)
+  // whose sequence positions run from pos on: the position of row r is pos + (r - first - i)
+  // taken modulo Tg (without context parallelism one run, wrapping at each sequence's end).
+  template <class F>
+  void position_runs(int64_t first, int64_t rows, F f) const;
   void attention(const Acts& a, Ctx& x);
   void attention_back(const Acts& a, Ctx& x);
+  // Context parallelism: every cp rank's keys and values of a.qkv into kv_, (B, Tg, 2 KVH hd) in
+  // sequence order; the gradients dkv_ summed over the cp ranks back into dqkv_'s k|v columns.
+  void gather_kv(const act* qkv, Ctx& x);
+  void scatter_dkv(Ctx& x);
+  // kv_ranks_ block r (B, T, 2 KVH hd) <-> rank r's rows of kv (B, Tg, 2 KVH hd).
+  void reorder_kv(act* kv, bool to_sequence);
+  // The blocked kernel's view of this rank's query rows against the gathered kv_ (a template:
+  // instantiated only by the backends with the CPU's float kernel).
+  template <class A>
+  kernels::FlashRows flash_rows(const A* qkv) const {
+    return {qkv, d_.Wqkv, kv_, kv_ + d_.KVH * d_.hd, 2 * d_.KVH * d_.hd, q_pos_.data(),
+            d_.B, d_.T, d_.Tg, d_.NH, d_.KVH, d_.hd};
+  }
   int64_t stats_per_layer() const;
   // Whether a layer's stash keeps the (B, NH, T, T) probabilities: unfused attention without
   // selective recompute.
@@ -121,6 +139,11 @@ class ChunkT {
   act *tmp_ = nullptr, *dln_ = nullptr, *dqkv_ = nullptr, *datty_ = nullptr;
   act *dfch_ = nullptr, *dfch_act_ = nullptr, *att_scratch_ = nullptr, *atty_scratch_ = nullptr;
   act* dres_full_ = nullptr;
+  // Context parallelism (cp > 1): this rank's rows' positions, the keys each row attends in
+  // total, and the key/value buffers of gather_kv and scatter_dkv.
+  std::vector<int64_t> q_pos_;
+  int64_t attended_ = 0;
+  act *kv_ = nullptr, *dkv_ = nullptr, *kv_ranks_ = nullptr;
 };
 
 namespace chunk_detail {
@@ -132,7 +155,7 @@ inline std::string shape2(int64_t a, int64_t b) { return std::to_string(a) + "x"
 
 template <class Be>
 ChunkT<Be>::ChunkT(Be& be, const ModelSpec& m, const PlanSpec& p, int64_t stage, int64_t tp_rank,
-                   int64_t offset, bool flash_attention)
+                   int64_t cp_rank, int64_t offset, bool flash_attention)
     : be_(be), m_(m), p_(p), stage_(stage) {
   if (flash_attention && !Be::kFlashAttention)
     throw std::logic_error(std::string("the ") + Be::kName + " backend has no fused attention kernel");
@@ -141,15 +164,20 @@ ChunkT<Be>::ChunkT(Be& be, const ModelSpec& m, const PlanSpec& p, int64_t stage,
   last_ = stage == stages - 1;
   first_layer_ = stage * layers_per_stage(m, p);
   table_ = stage_param_table(m, p, stage, tp_rank, offset);
-  d_ = chunk_dims(m, p, tp_rank, flash_attention);
+  d_ = chunk_dims(m, p, tp_rank, cp_rank, flash_attention);
+  if (d_.cp > 1 && !d_.flash)
+    throw std::logic_error("context parallelism runs with the fused attention kernel only");
   if (!d_.flash) be.reserve_attention(d_.B, d_.T, d_.NH);
+  q_pos_ = cp_positions(d_.Tg, d_.cp, cp_rank);
+  for (const int64_t pos : q_pos_) attended_ += pos + 1;
+  const int64_t kv_all = d_.cp > 1 ? d_.B * d_.Tg * 2 * d_.KVH * d_.hd : 0;
   const int64_t att_square = d_.flash ? 0 : d_.B * d_.NH * d_.T * d_.T;
 
   // Scratch: one full layer (recompute), proj output, backward temporaries.
   const int64_t N = d_.N, C = d_.C;
   const int64_t layer = act_floats_per_layer() + N * C;  // + work_.out
   const int64_t temps = N * C * 3 + N * d_.Wqkv + N * d_.Ct * 2 + N * d_.fc_out + N * d_.F +
-                        att_square;
+                        att_square + 3 * kv_all;
   scratch_ = be.template alloc<act>(layer + temps);
   scratch_stats_ = be.template alloc<float>(stats_per_layer());
   act* cur = scratch_.data();
@@ -171,6 +199,11 @@ ChunkT<Be>::ChunkT(Be& be, const ModelSpec& m, const PlanSpec& p, int64_t stage,
   dfch_ = take(N * d_.fc_out);
   dfch_act_ = take(N * d_.F);
   att_scratch_ = d_.flash ? nullptr : take(att_square);
+  if (kv_all > 0) {
+    kv_ = take(kv_all);
+    dkv_ = take(kv_all);
+    kv_ranks_ = take(kv_all);
+  }
   if (d_.rope) {
     kernels::RopeScaling scaling;
     scaling.factor = m.rope_scaling.factor;
@@ -387,14 +420,67 @@ template <class Be>
 void ChunkT<Be>::rope(act* qkv, Ctx& x, bool backward) {
   const double flops = 3.0 * static_cast<double>(d_.N * (d_.NH + d_.KVH) * d_.hd);
   x.be.time(backward ? "rope_backward" : "rope", flops, chunk_detail::shape2(d_.N, d_.Ct + d_.KVH * d_.hd), [&] {
-    if (backward) {
-      x.be.rope_backward(qkv, d_.N, d_.Wqkv, d_.NH, d_.hd, inv_freq_.data(), 0, d_.T);
-      x.be.rope_backward(qkv + d_.Ct, d_.N, d_.Wqkv, d_.KVH, d_.hd, inv_freq_.data(), 0, d_.T);
-    } else {
-      x.be.rope_forward(qkv, d_.N, d_.Wqkv, d_.NH, d_.hd, inv_freq_.data(), 0, d_.T);
-      x.be.rope_forward(qkv + d_.Ct, d_.N, d_.Wqkv, d_.KVH, d_.hd, inv_freq_.data(), 0, d_.T);
-    }
+    position_runs(0, d_.N, [&](int64_t i, int64_t n, int64_t pos) {
+      act* rows = qkv + i * d_.Wqkv;
+      if (backward) {
+        x.be.rope_backward(rows, n, d_.Wqkv, d_.NH, d_.hd, inv_freq_.data(), pos, d_.Tg);
+        x.be.rope_backward(rows + d_.Ct, n, d_.Wqkv, d_.KVH, d_.hd, inv_freq_.data(), pos, d_.Tg);
+      } else {
+        x.be.rope_forward(rows, n, d_.Wqkv, d_.NH, d_.hd, inv_freq_.data(), pos, d_.Tg);
+        x.be.rope_forward(rows + d_.Ct, n, d_.Wqkv, d_.KVH, d_.hd, inv_freq_.data(), pos, d_.Tg);
+      }
+    });
   });
+}
+
+template <class Be>
+template <class F>
+void ChunkT<Be>::position_runs(int64_t first, int64_t rows, F f) const {
+  if (d_.cp == 1) {
+    f(0, rows, first);
+    return;
+  }
+  const int64_t half = d_.T / 2;  // one of the rank's two chunks of the sequence
+  for (int64_t r = first; r < first + rows;) {
+    const int64_t n = std::min(first + rows, (r / half + 1) * half) - r;
+    f(r - first, n, q_pos_[static_cast<size_t>(r % d_.T)]);
+    r += n;
+  }
+}
+
+template <class Be>
+void ChunkT<Be>::reorder_kv(act* kv, bool to_sequence) {
+  const int64_t W2 = 2 * d_.KVH * d_.hd, half = d_.T / 2;
+  for (int64_t r = 0; r < d_.cp; ++r) {
+    const std::vector<int64_t> pos = cp_positions(d_.Tg, d_.cp, r);
+    for (int64_t b = 0; b < d_.B; ++b)
+      for (int64_t t = 0; t < d_.T; t += half) {
+        act* ranks = kv_ranks_ + ((r * d_.B + b) * d_.T + t) * W2;
+        act* seq = kv + (b * d_.Tg + pos[static_cast<size_t>(t)]) * W2;
+        if (to_sequence)
+          be_.copy(seq, ranks, half * W2);
+        else
+          be_.copy(ranks, seq, half * W2);
+      }
+  }
+}
+
+template <class Be>
+void ChunkT<Be>::gather_kv(const act* qkv, Ctx& x) {
+  const int64_t W2 = 2 * d_.KVH * d_.hd;
+  act* mine = kv_ranks_ + d_.cp_rank * d_.N * W2;
+  for (int64_t n = 0; n < d_.N; ++n) x.be.copy(mine + n * W2, qkv + n * d_.Wqkv + d_.Ct, W2);
+  x.comm.all_gather(kv_ranks_, d_.N * W2, x.groups.cp, "cp_all_gather_kv", Stream::tp);
+  reorder_kv(kv_, true);
+}
+
+template <class Be>
+void ChunkT<Be>::scatter_dkv(Ctx& x) {
+  const int64_t W2 = 2 * d_.KVH * d_.hd;
+  reorder_kv(dkv_, false);
+  x.comm.reduce_scatter_sum(kv_ranks_, d_.N * W2, x.groups.cp, "cp_reduce_scatter_dkv", Stream::tp);
+  const act* mine = kv_ranks_ + d_.cp_rank * d_.N * W2;
+  for (int64_t n = 0; n < d_.N; ++n) x.be.copy(dqkv_ + n * d_.Wqkv + d_.Ct, mine + n * W2, W2);
 }
 
 // The attention core, a.qkv -> a.atty. Unfused: the (B, NH, T, T) probabilities into a.att (or
@@ -405,6 +491,14 @@ void ChunkT<Be>::attention(const Acts& a, Ctx& x) {
   const double square = static_cast<double>(d_.B * d_.T * d_.T * d_.Ct);
   const std::string shape = std::to_string(d_.B) + "x" + std::to_string(d_.NH) + "x" + std::to_string(d_.T);
   if constexpr (Be::kFlashAttention) {
+    if (d_.cp > 1) {  // this rank's rows against the whole sequence's keys and values
+      gather_kv(a.qkv, x);
+      const double flops = 4.0 * static_cast<double>(d_.B * d_.Ct * attended_);
+      x.be.time("flash_attention", flops, shape, [&] {
+        x.be.flash_attention_rows_forward(a.atty, a.lse, flash_rows(a.qkv));
+      });
+      return;
+    }
     if (d_.flash) {
       x.be.time("flash_attention", 2.0 * square, shape, [&] {
         x.be.flash_attention_forward(a.atty, a.lse, a.qkv, d_.B, d_.T, d_.Ct, d_.NH, d_.KVH);
@@ -426,6 +520,17 @@ void ChunkT<Be>::attention_back(const Acts& a, Ctx& x) {
   const double square = static_cast<double>(d_.B * d_.T * d_.T * d_.Ct);
   x.be.zero(dqkv_, d_.N * d_.Wqkv);
   if constexpr (Be::kFlashAttention) {
+    if (d_.cp > 1) {  // the keys and values gathered again (not kept), their gradients summed back
+      gather_kv(a.qkv, x);
+      x.be.zero(dkv_, d_.B * d_.Tg * 2 * d_.KVH * d_.hd);
+      const double flops = 10.0 * static_cast<double>(d_.B * d_.Ct * attended_);
+      x.be.time("flash_attention_backward", flops, "", [&] {
+        x.be.flash_attention_rows_backward(dqkv_, dkv_, dkv_ + d_.KVH * d_.hd, datty_, a.atty, a.lse,
+                                           flash_rows(a.qkv));
+      });
+      scatter_dkv(x);
+      return;
+    }
     if (d_.flash) {
       x.be.time("flash_attention_backward", 5.0 * square, "", [&] {
         x.be.flash_attention_backward(dqkv_, datty_, a.qkv, a.atty, a.lse, d_.B, d_.T, d_.Ct,
@@ -531,7 +636,10 @@ void ChunkT<Be>::forward(Stash& s, float dloss, Ctx& x) {
     });
     const act* part = scatter_rows(tmp_, x, "tp_all_reduce_embedding");
     x.be.copy(s.input, part, d_.Ns * C);
-    if (d_.learned_pos) x.be.position_forward_rows(s.input, w_.wpe, d_.row0, d_.Ns, d_.T, C);
+    if (d_.learned_pos)
+      position_runs(d_.row0, d_.Ns, [&](int64_t i, int64_t n, int64_t pos) {
+        x.be.position_forward_rows(s.input + i * C, w_.wpe, pos, n, d_.Tg, C);
+      });
   }
   for (size_t l = 0; l < s.layers.size(); ++l) {
     Acts a = s.layers[l];
@@ -590,7 +698,10 @@ void ChunkT<Be>::backward(Stash& s, act* dres, Ctx& x) {
   }
   if (first_) {
     x.be.time("embedding_backward", static_cast<double>(N * C), shape2(N, C), [&] {
-      if (d_.learned_pos) x.be.position_backward_rows(g_.wpe, dres, d_.row0, d_.Ns, d_.T, C);
+      if (d_.learned_pos)
+        position_runs(d_.row0, d_.Ns, [&](int64_t i, int64_t n, int64_t pos) {
+          x.be.position_backward_rows(g_.wpe, dres + i * C, pos, n, d_.Tg, C);
+        });
     });
     const act* dfull = gathered_grad(dres, x, "tp_all_gather_embedding_backward");
     x.be.time("embedding_backward", 0.0, "", [&] {

@@ -42,10 +42,9 @@ void check_runnable(const PlanFile& pf, int world_size, const std::string& src) 
   auto fail = [&](const std::string& path, const std::string& rule) {
     throw InputError(src, path, rule);
   };
-  if (p.cp > 1) fail("$.plan.cp", "the executor does not run context parallelism yet (cp " + std::to_string(p.cp) + ")");
   if (world_size != p.gpus())
     fail("$.plan", "the world size (" + std::to_string(world_size) +
-                       " MPI ranks) must equal tp*pp*dp = " + std::to_string(p.gpus()));
+                       " MPI ranks) must equal tp*cp*pp*dp = " + std::to_string(p.gpus()));
   if (m.position == Position::alibi)
     fail("$.model.position", "the executor runs learned or rope positions (got alibi)");
   if (m.heads % p.tp != 0) fail("$.plan.tp", "heads must be divisible by tp");

@@ -54,6 +54,7 @@ class TrainerImpl : public Trainer {
   void optimizer_step();
   void load_step_tokens();
   void init_parameters();
+  void gather_cp_logits();
   std::vector<float>& host_params();
   std::vector<float>& host_grads();
 
@@ -83,6 +84,7 @@ class TrainerImpl : public Trainer {
   typename Be::template Buffer<act> logits_;
   // Host copies for a device backend (the CPU backend uses P_ itself).
   std::vector<float> host_params_, host_grads_, host_logits_;
+  std::vector<float> cp_logits_;  // context parallelism: every cp rank's logits in sequence order
 };
 
 template <class Be>
@@ -95,17 +97,19 @@ TrainerImpl<Be>::TrainerImpl(Be& be, typename Be::Comm& comm, const PlanFile& pl
   int64_t offset = 0;
   for (int64_t c = 0; c < p.vpp; ++c) {
     const int64_t stage = virtual_stage(p.pp, g_.coords.pp, c);
-    chunks_.push_back(std::make_unique<Chunk>(be_, pf_.model, p, stage, g_.coords.tp, offset,
-                                              pf_.job.attention == Attention::fused));
+    chunks_.push_back(std::make_unique<Chunk>(be_, pf_.model, p, stage, g_.coords.tp, g_.coords.cp,
+                                              offset, pf_.job.attention == Attention::fused));
     offset += chunks_.back()->numel();
     for (const auto& t : chunks_.back()->table()) tensors_.push_back(t);
   }
   numel_ = offset;
   zero1_ = p.zero == 1;
-  padded_ = (numel_ + p.dp - 1) / p.dp * p.dp;
+  // The parameters' replicas are the dp x cp ranks of g_.dp: they shard ZeRO-1's state.
+  const int64_t replicas = g_.dp.size;
+  padded_ = (numel_ + replicas - 1) / replicas * replicas;
   if (zero1_) {
-    const int64_t s = padded_ / p.dp;
-    shard_begin_ = g_.coords.dp * s;
+    const int64_t s = padded_ / replicas;
+    shard_begin_ = g_.dp.rank * s;
     shard_end_ = shard_begin_ + s;
   } else {
     shard_begin_ = 0;
@@ -127,7 +131,7 @@ TrainerImpl<Be>::TrainerImpl(Be& be, typename Be::Comm& comm, const PlanFile& pl
   for (size_t c = 0; c < chunks_.size(); ++c)
     for (int64_t i = 0; i < most[c]; ++i) free_[c].push_back(chunks_[c]->make_stash());
   const Dims& d = chunks_.front()->dims();
-  const int64_t all = p.num_micro_batches * d.N;
+  const int64_t all = p.num_micro_batches * d.N;  // this rank's rows (of Tg / cp per sequence)
   host_tokens_ = be_.template host_alloc<int32_t>(all);
   host_targets_ = be_.template host_alloc<int32_t>(all);
   tokens_ = be_.template alloc<int32_t>(all);
@@ -194,7 +198,38 @@ template <class Be>
 void TrainerImpl<Be>::pull_grads() {
   if constexpr (Be::kMixed) {
     be_.download(host_grads_, P_.grads.data(), padded_);
-    if (capture_logits_ || logits_.size() > 0) be_.download_as_float(host_logits_, logits_.data(), logits_.size());
+    if (capture_logits_ || logits_.size() > 0)
+      be_.download_as_float(host_logits_, logits_.data(), logits_.size());
+  } else {
+    if (pf_.plan.cp > 1 && logits_.size() > 0) gather_cp_logits();
+  }
+}
+
+// Each cp rank's logits rows into sequence order: (micro-batch, sequence, position) rows of all
+// Tg positions, as a run without context parallelism captures them. Collective over g_.cp.
+template <class Be>
+void TrainerImpl<Be>::gather_cp_logits() {
+  if constexpr (Be::kMixed) {
+    throw std::logic_error("the " + std::string(Be::kName) +
+                           " backend runs no context parallelism");
+  } else {
+    const PlanSpec& p = pf_.plan;
+    const Dims& d = chunks_.back()->dims();
+    const int64_t block = static_cast<int64_t>(logits_.size());
+    std::vector<float> all(static_cast<size_t>(p.cp * block));
+    std::copy(logits_.begin(), logits_.end(), all.begin() + g_.coords.cp * block);
+    comm_.all_gather(all.data(), block, g_.cp, "cp_all_gather_logits");
+    cp_logits_.assign(all.size(), 0.0f);
+    const int64_t sequences = block / (d.T * d.Vl);
+    for (int64_t r = 0; r < p.cp; ++r) {
+      const std::vector<int64_t> pos = cp_positions(d.Tg, p.cp, r);
+      for (int64_t sq = 0; sq < sequences; ++sq)
+        for (int64_t t = 0; t < d.T; ++t) {
+          const auto src = all.begin() + r * block + (sq * d.T + t) * d.Vl;
+          std::copy(src, src + d.Vl,
+                    cp_logits_.begin() + (sq * d.Tg + pos[static_cast<size_t>(t)]) * d.Vl);
+        }
+    }
   }
 }
 
@@ -212,21 +247,29 @@ const std::vector<float>& TrainerImpl<Be>::captured_logits() const {
   if constexpr (Be::kMixed)
     return host_logits_;
   else
-    return logits_;
+    return cp_logits_.empty() ? logits_ : cp_logits_;
 }
 
 template <class Be>
 void TrainerImpl<Be>::load_step_tokens() {
   const PlanSpec& p = pf_.plan;
-  const int64_t T = pf_.model.seq_len;
+  const int64_t Tg = pf_.model.seq_len;
+  const int64_t T = Tg / p.cp;  // context parallelism: this rank's positions of each sequence
   const int64_t N = p.micro_batch * T;
   const int64_t global_batch = p.micro_batch * p.num_micro_batches * p.dp;
+  const std::vector<int64_t> pos = cp_positions(Tg, p.cp, g_.coords.cp);
+  std::vector<int32_t> inputs(static_cast<size_t>(Tg)), targets(static_cast<size_t>(Tg));
   for (int64_t mb = 0; mb < p.num_micro_batches; ++mb)
     for (int64_t i = 0; i < p.micro_batch; ++i) {
       const int64_t g = step_ * global_batch + g_.coords.dp * p.num_micro_batches * p.micro_batch +
                         mb * p.micro_batch + i;
-      data_.sequence(g, T, host_tokens_.data() + mb * N + i * T,
-                     host_targets_.data() + mb * N + i * T);
+      data_.sequence(g, Tg, inputs.data(), targets.data());
+      for (int64_t t = 0; t < T; ++t) {
+        host_tokens_.data()[mb * N + i * T + t] =
+            inputs[static_cast<size_t>(pos[static_cast<size_t>(t)])];
+        host_targets_.data()[mb * N + i * T + t] =
+            targets[static_cast<size_t>(pos[static_cast<size_t>(t)])];
+      }
     }
   be_.upload(tokens_.data(), host_tokens_.data(), static_cast<int64_t>(host_tokens_.size()));
   be_.upload(targets_.data(), host_targets_.data(), static_cast<int64_t>(host_targets_.size()));
@@ -238,7 +281,8 @@ void TrainerImpl<Be>::run_schedule(double* loss_acc) {
   const int64_t stages = p.pp * p.vpp;
   const int64_t M = p.num_micro_batches;
   const Dims& d = chunks_.front()->dims();
-  const float dloss = 1.0f / static_cast<float>(d.N * p.num_micro_batches * p.dp);
+  // The mean over every token of the global batch: d.N rows here, of dp x cp ranks' micro-batches.
+  const float dloss = 1.0f / static_cast<float>(d.N * p.num_micro_batches * g_.dp.size);
   ExecContextT<Be> ctx{comm_, be_, g_};
   auto tag = [&](int64_t kind, int64_t stage, int64_t mb) {
     return static_cast<int>((kind * stages + stage) * M + mb);
@@ -314,8 +358,9 @@ void TrainerImpl<Be>::reduce_gradients() {
       if (t.shard_dim < 0)
         comm_.all_reduce_sum(grads + t.offset, t.numel(), g_.tp, Stream::tp,
                              "tp_all_reduce_sp_replicated_grads");
+  // Over dp x cp: context-parallel ranks hold partial gradients of the same parameters.
   if (zero1_) {
-    comm_.reduce_scatter_sum(grads, padded_ / p.dp, g_.dp, "dp_reduce_scatter_grads");
+    comm_.reduce_scatter_sum(grads, padded_ / g_.dp.size, g_.dp, "dp_reduce_scatter_grads");
     return;
   }
   for (int64_t b = 0; b < numel_; b += opt_.dp_bucket_floats)
@@ -332,7 +377,7 @@ double* TrainerImpl<Be>::clip_gradients() {
   if (zero1_) {
     lo = shard_begin_;
     hi = std::min(shard_end_, numel_);
-  } else if (g_.coords.dp == 0) {
+  } else if (g_.dp.rank == 0) {
     hi = numel_;
   }
   double* norm_sq = be_.scalar(1);
@@ -363,12 +408,12 @@ void TrainerImpl<Be>::optimizer_step() {
              }
            },
            Stream::optimizer);
-  if (zero1_) comm_.all_gather(P_.working(), padded_ / pf_.plan.dp, g_.dp, "dp_all_gather_params");
+  if (zero1_) comm_.all_gather(P_.working(), padded_ / g_.dp.size, g_.dp, "dp_all_gather_params");
 }
 
 template <class Be>
 void TrainerImpl<Be>::gather_grads() {
-  if (zero1_) comm_.all_gather(P_.grads.data(), padded_ / pf_.plan.dp, g_.dp, "dp_all_gather_grads");
+  if (zero1_) comm_.all_gather(P_.grads.data(), padded_ / g_.dp.size, g_.dp, "dp_all_gather_grads");
 }
 
 template <class Be>
@@ -382,8 +427,8 @@ void TrainerImpl<Be>::gather_optimizer_state(std::vector<float>& m_full,
     std::copy(P_.m.begin(), P_.m.end(), m_full.begin() + shard_begin_);
     std::copy(P_.v.begin(), P_.v.end(), v_full.begin() + shard_begin_);
     if (zero1_) {
-      comm_.all_gather(m_full.data(), padded_ / pf_.plan.dp, g_.dp, "dp_all_gather_adam_m");
-      comm_.all_gather(v_full.data(), padded_ / pf_.plan.dp, g_.dp, "dp_all_gather_adam_v");
+      comm_.all_gather(m_full.data(), padded_ / g_.dp.size, g_.dp, "dp_all_gather_adam_m");
+      comm_.all_gather(v_full.data(), padded_ / g_.dp.size, g_.dp, "dp_all_gather_adam_v");
     }
   }
 }

@@ -30,12 +30,14 @@ inline int shell(const std::string& cmd) {
 // `parallax predict` flags (the global batch is 4 unless they say). The plan is the executor's own (stack parallax-executor): its
 // capability table admits what the executor runs, GPipe included.
 inline std::string make_plan(const std::string& dir, const std::string& name, int tp, int pp,
-                             int dp, const std::string& flags, const std::string& model = "gpt-tiny") {
+                             int dp, const std::string& flags, const std::string& model = "gpt-tiny",
+                             int cp = 1) {
   const std::string path = dir + "/" + name + ".json";
   const std::string cmd = std::string(PARALLAX_BIN) +
                           " predict --model " + model + " --cluster dgx-a100-superpod --stack parallax-executor --dtype fp32"
                           " --mbs 1 --gpus " +
-                          std::to_string(tp * pp * dp) + " --tp " + std::to_string(tp) +
+                          std::to_string(tp * cp * pp * dp) + " --tp " + std::to_string(tp) +
+                          " --cp " + std::to_string(cp) +
                           " --pp " + std::to_string(pp) + " " + flags +
                           (flags.find("--recompute") == std::string::npos ? " --recompute none" : "") +
                           (flags.find("--global-batch") == std::string::npos ? " --global-batch 4" : "") +

@@ -17,10 +17,10 @@ struct Run {
 };
 
 Run run_plan(const std::string& dir, const std::string& name, int tp, int pp, int dp,
-             const std::string& flags, const std::string& model = "gpt-tiny") {
-  const std::string plan = make_plan(dir, name, tp, pp, dp, flags, model);
+             const std::string& flags, const std::string& model = "gpt-tiny", int cp = 1) {
+  const std::string plan = make_plan(dir, name, tp, pp, dp, flags, model, cp);
   const std::string out = dir + "/" + name;
-  const int rc = mpirun(tp * pp * dp,
+  const int rc = mpirun(tp * cp * pp * dp,
                         "--plan " + plan + " --steps 5 --out " + out + ".m.json --dump-grads " +
                             out + ".grads",
                         out + ".log");
@@ -183,4 +183,32 @@ TEST_CASE("fused attention (the blocked kernel) equals the unfused single proces
   require_same(llama_reference(), run_plan(dir, "llama_fused", 1, 1, 1, "--attention fused", "llama-tiny"));
   require_same(llama_reference(), run_plan(dir, "llama_t2d2_fused_full", 2, 1, 2,
                                            "--attention fused --zero 1 --recompute full", "llama-tiny"));
+}
+
+// Context parallelism (cp 2: each rank holds chunks i and 3 - i of the sequence's four, gathers
+// every rank's keys and values and sums their gradients back) runs with the fused kernel only; the
+// references are the unfused single processes, which the fused kernel equals (above).
+TEST_CASE("context parallelism cp=2 (with dp, ZeRO-1 and recompute) equals the single process",
+          "[executor][mpi][llama]") {
+  const std::string dir = scratch_dir("cp2");
+  const Run& ref = llama_reference();
+  require_same(ref, run_plan(dir, "c2", 1, 1, 1, "--attention fused", "llama-tiny", 2));
+  require_same(ref, run_plan(dir, "c2_sel_zero1", 1, 1, 1,
+                             "--attention fused --recompute selective --zero 1", "llama-tiny", 2));
+  require_same(ref, run_plan(dir, "c2_full", 1, 1, 1, "--attention fused --recompute full",
+                             "llama-tiny", 2));
+  require_same(ref, run_plan(dir, "c2d2_zero1", 1, 1, 2, "--attention fused --zero 1", "llama-tiny", 2));
+  // Learned positions: each rank adds the rows of its two chunks' positions.
+  require_same(reference(), run_plan(dir, "gpt_c2", 1, 1, 1, "--attention fused", "gpt-tiny", 2));
+}
+
+TEST_CASE("tp=2 cp=2 pp=2 (with and without SP) equals the single process",
+          "[executor][mpi][llama][slow]") {
+  const std::string dir = scratch_dir("t2c2p2");
+  const Run& ref = llama_reference();
+  require_same(ref, run_plan(dir, "t2c2p2", 2, 2, 1, "--attention fused", "llama-tiny", 2));
+  require_same(ref, run_plan(dir, "t2c2p2_sp_sel", 2, 2, 1,
+                             "--attention fused --sp --recompute selective", "llama-tiny", 2));
+  require_same(ref, run_plan(dir, "t2c2p2_sp_full_zero1", 2, 2, 1,
+                             "--attention fused --sp --recompute full --zero 1", "llama-tiny", 2));
 }

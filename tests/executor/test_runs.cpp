@@ -229,7 +229,7 @@ TEST_CASE("bad input: one line on rank 0 and exit 2 on every rank", "[executor][
   SECTION("world size differs from tp*pp*dp") {
     CHECK(mpirun(3, "--plan " + plan, dir + "/ws.log") == 2);
     const std::string log = slurp(dir + "/ws.log");
-    CHECK(log.find("parallax: error: " + plan + ": $.plan: the world size (3 MPI ranks) must equal tp*pp*dp = 2") == 0);
+    CHECK(log.find("parallax: error: " + plan + ": $.plan: the world size (3 MPI ranks) must equal tp*cp*pp*dp = 2") == 0);
     CHECK(log.find("parallax: error", 10) == std::string::npos);  // rank 0 only
   }
   SECTION("missing plan file") {

@@ -20,7 +20,11 @@
 namespace parallax::exec {
 
 struct Dims {
+  // T: the sequence rows this rank holds, Tg / cp; N = B T.
   int64_t B = 0, T = 0, N = 0, C = 0;
+  // Context parallelism: the sequence of Tg tokens is cut into 2 cp chunks of T / 2 and rank
+  // cp_rank holds chunks cp_rank and 2 cp - 1 - cp_rank, in that order (causal load balance).
+  int64_t Tg = 0, cp = 1, cp_rank = 0;
   int64_t NH = 0;      // local query heads
   int64_t KVH = 0;     // local key/value heads (NH without grouped-query attention)
   int64_t hd = 0;      // head dimension
@@ -40,7 +44,11 @@ struct Dims {
   int64_t Ns = 0, row0 = 0;
 };
 
-Dims chunk_dims(const ModelSpec& m, const PlanSpec& p, int64_t tp_rank, bool flash_attention);
+Dims chunk_dims(const ModelSpec& m, const PlanSpec& p, int64_t tp_rank, int64_t cp_rank,
+                bool flash_attention);
+
+// The sequence position of each of the T = Tg / cp rows context-parallel rank `rank` holds.
+std::vector<int64_t> cp_positions(int64_t Tg, int64_t cp, int64_t rank);
 
 // W: the weights' element type as the kernels read them; gradients use LayerWeightsT<float>.
 template <class W>

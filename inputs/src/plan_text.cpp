@@ -13,7 +13,7 @@ std::string plan_line(const PlanSpec& p) {
   s += " mbs=" + std::to_string(p.micro_batch) + " m=" + std::to_string(p.num_micro_batches) +
        " schedule=" + to_string(p.schedule) + " recompute=" + to_string(p.recompute) +
        (p.sequence_parallel ? " sp" : "") + " zero=" + std::to_string(p.zero) +
-       " order=" + p.order;
+       " order=" + placement_order(p.order, p.cp);  // where cp sits, when the order omits it
   return s;
 }
 

@@ -43,6 +43,17 @@ TEST_CASE("inputs: the default job is MT-NLG 530B's, and predict's plan is the p
   CHECK(plan_line(r.file.plan) == "tp=8 pp=35 dp=8 mbs=1 m=240 schedule=1f1b recompute=full zero=0 order=tp-dp-pp");
 }
 
+TEST_CASE("inputs: a cp plan's line shows where cp is placed", "[inputs]") {
+  // An order without cp places it right after tp: Megatron-Core's default order tp-cp-ep-dp-pp.
+  PlanSpec p;
+  p.tp = 8;
+  p.cp = 16;
+  p.dp = 128;
+  CHECK(plan_line(p).find(" order=tp-cp-dp-pp") != std::string::npos);
+  p.order = "dp-tp-cp-pp";
+  CHECK(plan_line(p).find(" order=dp-tp-cp-pp") != std::string::npos);
+}
+
 TEST_CASE("inputs: planner_inputs carries the resolved job and the search flags, nothing else", "[inputs]") {
   // Strings move-assigned: GCC 12's -Wrestrict misfires on assigning short literals to strings.
   PlanOptions o;

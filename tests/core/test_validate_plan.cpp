@@ -356,11 +356,11 @@ TEST_CASE("validate_plan: a stack without context parallelism refuses it, with i
   require_input_error([&] { s.validate(); }, "$.plan.cp",
                       {"stack \"deepspeed\" has no context parallelism (got cp 2): its sequence "
                        "parallelism is DeepSpeed-Ulysses"});
-  for (const char* stack : {"megatron-core", "nemo", "nemo-1", "torchtitan"})
+  // Parallax's executor runs it too (all-gathered keys and values; test_equivalence).
+  for (const char* stack : {"megatron-core", "nemo", "nemo-1", "torchtitan", "parallax-executor"})
     CHECK(load_stack(stack).capabilities.context_parallel);
   // Megatron-LM of 2021-2022 (unfused attention) predates context parallelism.
-  for (const char* stack : {"megatron-lm", "deepspeed", "megatron-deepspeed", "pytorch-fsdp", "llm-foundry",
-                            "parallax-executor"})
+  for (const char* stack : {"megatron-lm", "deepspeed", "megatron-deepspeed", "pytorch-fsdp", "llm-foundry"})
     CHECK_FALSE(load_stack(stack).capabilities.context_parallel);
 }
 

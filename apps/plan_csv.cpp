@@ -16,7 +16,8 @@ std::string plan_fields(const PlanSpec& p) {
   const std::string m = p.micro_batch > 0 ? std::to_string(p.num_micro_batches) : "";
   const std::string group =
       p.schedule == Schedule::interleaved ? std::to_string(microbatch_group_size(p)) : "";
-  return std::to_string(p.tp) + "," + std::to_string(p.pp) + "," + std::to_string(p.vpp) + "," +
+  return std::to_string(p.tp) + "," + std::to_string(p.cp) + "," + std::to_string(p.pp) + "," +
+         std::to_string(p.vpp) + "," +
          group + "," + std::to_string(p.dp) + "," + mbs + "," + m + "," + to_string(p.schedule) + "," +
          to_string(p.recompute) + "," + (p.sequence_parallel ? "on" : "off") + "," +
          std::to_string(p.zero) + "," + std::to_string(p.first_stage_layers) + "," +
@@ -33,7 +34,7 @@ std::string predicted_fields(const Prediction& pr, double time_s) {
 
 std::string candidates_csv(const SearchResult& res) {
   std::string out =
-      "status,rank,tp,pp,vpp,microbatch_group,dp,mbs,m,schedule,recompute,sp,zero,first_stage_layers,"
+      "status,rank,tp,cp,pp,vpp,microbatch_group,dp,mbs,m,schedule,recompute,sp,zero,first_stage_layers,"
       "last_stage_layers,reason,iteration_time_s,tokens_per_s,mfu,peak_memory_gb\n";
   for (size_t i = 0; i < res.plans.size(); ++i) {
     const RankedPlan& r = res.plans[i];

@@ -16,6 +16,7 @@ const std::map<std::string, Setter>& setters() {
       {"nodes", [](PlanOptions& o, const std::string& v) { o.nodes = v; }},
       {"gpus", [](PlanOptions& o, const std::string& v) { o.gpus = v; }},
       {"global_batch", [](PlanOptions& o, const std::string& v) { o.global_batch = v; }},
+      {"seq_len", [](PlanOptions& o, const std::string& v) { o.seq_len = v; }},
       {"tp", [](PlanOptions& o, const std::string& v) { o.tp = v; }},
       {"pp", [](PlanOptions& o, const std::string& v) { o.pp = v; }},
       {"cp", [](PlanOptions& o, const std::string& v) { o.cp = v; }},

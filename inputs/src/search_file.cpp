@@ -12,7 +12,7 @@ using flag_file::values_of;
 SearchFile read_search_file(const std::string& path, const PlanOptions& base, const SearchFlags& flags,
                             const std::set<std::string>& given) {
   static const std::set<std::string> job_keys = {
-      "model", "cluster", "nodes", "gpus", "global_batch", "stack", "dtype", "bytes_per_param",
+      "model", "cluster", "nodes", "gpus", "global_batch", "seq_len", "stack", "dtype", "bytes_per_param",
       "attention_kernel", "attention", "tokens", "price", "profile", "order"};
   SearchFile f;
   f.job = base;
@@ -66,11 +66,11 @@ SearchFile read_search_file(const std::string& path, const PlanOptions& base, co
       f.sp = values_of<bool>(path, key, v, [&](const std::string& t, const std::string& at) {
         return bool_of(path, t, at);
       });
-    else if (key == "cp" || key == "ep") {
+    else if (key == "cp") f.cp = ints(key, v, Limits::max_gpus);
+    else if (key == "ep") {
       for (int64_t x : ints(key, v, Limits::max_gpus))
         if (x != 1)
-          throw InputError(path, "$." + key, std::string(key == "cp" ? "context" : "expert") +
-                                                 " parallelism is not modelled yet: only 1 (got " +
+          throw InputError(path, "$." + key, "expert parallelism is not modelled yet: only 1 (got " +
                                                  std::to_string(x) + ")");
     } else if (key == "allow_cross_node_tp") f.flags.allow_cross_node_tp = one_bool(key, v);
     else if (key == "allow_all") f.flags.allow_all = one_bool(key, v);
@@ -98,6 +98,7 @@ PlannerInputs search_file_inputs(const std::string& path, const SearchFile& f,
   o.pp_values = f.pp;
   o.mbs_values = f.mbs;
   o.vpp_values = f.vpp;
+  o.cp_values = f.cp;
   o.sp_values = f.sp;
   if (!f.zero.empty()) o.zero = f.zero;
   if (!f.recompute.empty()) o.recompute = f.recompute;

@@ -129,6 +129,33 @@ zero: 1
   CHECK(vpps == std::set<std::string>{"1", "2"});
 }
 
+TEST_CASE("a search file's cp and seq_len: only those cp values, each cutting the sequence") {
+  // Llama 2 70B at 32K tokens: the file allows cp 2 and 4 only.
+  const std::string file = temp_file("cp_search.yaml", R"(model: llama2-70b
+cluster: dgx-h100-superpod
+gpus: 512
+global_batch: 256
+seq_len: 32768
+stack: megatron-core
+tp: 8
+cp: [2, 4]
+)");
+  const Result r = run("plan --search " + file + " --csv - --simulate-top 0");
+  REQUIRE(r.code == 0);
+  const auto rows = csv_rows(r.out);
+  REQUIRE(rows.size() > 1);
+  std::map<std::string, size_t> col;
+  for (size_t i = 0; i < rows[0].size(); ++i) col[rows[0][i]] = i;
+  REQUIRE(col.count("cp") == 1);
+  std::set<std::string> cps, ranked_cps;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    cps.insert(rows[i][col["cp"]]);
+    if (rows[i][col["status"]] == "ranked") ranked_cps.insert(rows[i][col["cp"]]);
+  }
+  CHECK(cps == std::set<std::string>{"2", "4"});
+  CHECK(!ranked_cps.empty());
+}
+
 TEST_CASE("a search file's bad values name the file and key, with exit 2") {
   const Result cp = run("plan --search " + temp_file("cp.yaml", std::string(kSearch) + "ep: [1, 2]\n"));
   CHECK(cp.code == 2);

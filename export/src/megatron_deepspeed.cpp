@@ -1,5 +1,7 @@
 #include "parallax/export/megatron_deepspeed.hpp"
 
+#include <cmath>
+
 #include "launch_args.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/spec_json.hpp"
@@ -53,7 +55,18 @@ std::vector<std::string> megatron_deepspeed_args(const PlanFile& f, const Megatr
   add(a, "--max-position-embeddings", m.seq_len);
   add(a, "--micro-batch-size", p.micro_batch);
   add(a, "--global-batch-size", f.job.global_batch);
-  if (m.position == Position::rope) a.push_back("--use-rotary-position-embeddings");
+  if (m.position == Position::rope) {
+    // megatron/arguments.py: --rotary-position-embeddings-theta (an integer, default 10000) is
+    // RotaryEmbedding's theta; there is no Llama 3.1 frequency scaling.
+    if (m.rope_base != std::floor(m.rope_base) || m.rope_base > 2147483647.0)
+      refuse("Megatron-DeepSpeed's --rotary-position-embeddings-theta is an integer; the model's rope_base is " +
+             std::to_string(m.rope_base));
+    if (m.has_rope_scaling())
+      refuse("Megatron-DeepSpeed's RoPE has no Llama 3.1 frequency scaling (megatron/model/rotary_pos_embedding.py "
+             "takes theta only); the model has rope_scaling factor " + std::to_string(m.rope_scaling.factor));
+    a.push_back("--use-rotary-position-embeddings");
+    add(a, "--rotary-position-embeddings-theta", static_cast<int64_t>(m.rope_base));
+  }
   if (m.activation == Activation::swiglu) a.push_back("--swiglu");
   if (m.norm == Norm::rmsnorm) a.insert(a.end(), {"--normalization", "rmsnorm"});
   if (!m.tied_embeddings) a.push_back("--untie-embeddings-and-output-weights");

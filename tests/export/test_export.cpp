@@ -533,6 +533,14 @@ TEST_CASE("Megatron-DeepSpeed: recompute and ALiBi as its own code runs them") {
   CHECK(has(a, "--deepspeed-activation-checkpointing"));
   CHECK(has(a, "--partition-activations"));
   CHECK(deepspeed_config(sp)["activation_checkpointing"]["partition_activations"].get<bool>());
+  // RoPE's base as megatron/arguments.py names it (dest rope_theta); Llama 3.1's scaled RoPE has
+  // no counterpart there and is refused.
+  a = megatron_deepspeed_args(plan_file("llama3-8b", 8, 64, test::PlanBuilder(8, 1)), {}, cfg);
+  const auto theta = std::find(a.begin(), a.end(), "--rotary-position-embeddings-theta");
+  REQUIRE(theta != a.end());
+  CHECK(*(theta + 1) == "500000");  // Llama 3's rope_theta (its config.json)
+  CHECK_THROWS_WITH(megatron_deepspeed_args(plan_file("llama3.1-8b", 8, 64, test::PlanBuilder(8, 1)), {}, cfg),
+                    Catch::Contains("no Llama 3.1 frequency scaling"));
   // No --position-embedding-type in microsoft/Megatron-DeepSpeed: BLOOM's ALiBi is refused.
   CHECK_THROWS_WITH(megatron_deepspeed_args(plan_file("bloom-176b", 384, 2048, test::PlanBuilder(4, 14)), {}, cfg),
                     Catch::Contains("no ALiBi argument"));

@@ -56,6 +56,21 @@ sp: true
 cp: 1
 )";
 
+// `plan --search FILE --csv -`: the candidates' rows (the header first) and the columns by name.
+struct SearchCsv {
+  std::vector<std::vector<std::string>> rows;
+  std::map<std::string, size_t> col;
+};
+SearchCsv search_csv(const std::string& file) {
+  const Result r = run("plan --search " + file + " --csv - --simulate-top 0");
+  REQUIRE(r.code == 0);
+  SearchCsv c;
+  c.rows = csv_rows(r.out);
+  REQUIRE(c.rows.size() > 1);
+  for (size_t i = 0; i < c.rows[0].size(); ++i) c.col[c.rows[0][i]] = i;
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("plan --search searches only the file's values, and --csv lists every candidate once") {
@@ -112,12 +127,7 @@ mbs: 1
 recompute: selective
 zero: 1
 )");
-  const Result r = run("plan --search " + file + " --csv - --simulate-top 0");
-  REQUIRE(r.code == 0);
-  const auto rows = csv_rows(r.out);
-  REQUIRE(rows.size() > 1);
-  std::map<std::string, size_t> col;
-  for (size_t i = 0; i < rows[0].size(); ++i) col[rows[0][i]] = i;
+  auto [rows, col] = search_csv(file);
   std::set<std::string> tps, vpps;
   for (size_t i = 1; i < rows.size(); ++i) {
     const auto& row = rows[i];
@@ -140,12 +150,7 @@ stack: megatron-core
 tp: 8
 cp: [2, 4]
 )");
-  const Result r = run("plan --search " + file + " --csv - --simulate-top 0");
-  REQUIRE(r.code == 0);
-  const auto rows = csv_rows(r.out);
-  REQUIRE(rows.size() > 1);
-  std::map<std::string, size_t> col;
-  for (size_t i = 0; i < rows[0].size(); ++i) col[rows[0][i]] = i;
+  auto [rows, col] = search_csv(file);
   REQUIRE(col.count("cp") == 1);
   std::set<std::string> cps, ranked_cps;
   for (size_t i = 1; i < rows.size(); ++i) {

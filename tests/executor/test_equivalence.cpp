@@ -188,27 +188,38 @@ TEST_CASE("fused attention (the blocked kernel) equals the unfused single proces
 // Context parallelism (cp 2: each rank holds chunks i and 3 - i of the sequence's four, gathers
 // every rank's keys and values and sums their gradients back) runs with the fused kernel only; the
 // references are the unfused single processes, which the fused kernel equals (above).
+namespace {
+struct CpLayout {
+  const char* name;
+  int tp, pp, dp;
+  const char* flags;  // beside --attention fused
+};
+void require_cp2_same(const Run& ref, const std::string& dir, const std::string& model,
+                      std::initializer_list<CpLayout> layouts) {
+  for (const CpLayout& l : layouts) {
+    INFO("layout " << l.name);
+    require_same(ref, run_plan(dir, l.name, l.tp, l.pp, l.dp, std::string("--attention fused ") + l.flags,
+                               model, 2));
+  }
+}
+}  // namespace
+
 TEST_CASE("context parallelism cp=2 (with dp, ZeRO-1 and recompute) equals the single process",
           "[executor][mpi][llama]") {
   const std::string dir = scratch_dir("cp2");
-  const Run& ref = llama_reference();
-  require_same(ref, run_plan(dir, "c2", 1, 1, 1, "--attention fused", "llama-tiny", 2));
-  require_same(ref, run_plan(dir, "c2_sel_zero1", 1, 1, 1,
-                             "--attention fused --recompute selective --zero 1", "llama-tiny", 2));
-  require_same(ref, run_plan(dir, "c2_full", 1, 1, 1, "--attention fused --recompute full",
-                             "llama-tiny", 2));
-  require_same(ref, run_plan(dir, "c2d2_zero1", 1, 1, 2, "--attention fused --zero 1", "llama-tiny", 2));
+  require_cp2_same(llama_reference(), dir, "llama-tiny",
+                   {{"c2", 1, 1, 1, ""},
+                    {"c2_sel_zero1", 1, 1, 1, "--recompute selective --zero 1"},
+                    {"c2_full", 1, 1, 1, "--recompute full"},
+                    {"c2d2_zero1", 1, 1, 2, "--zero 1"}});
   // Learned positions: each rank adds the rows of its two chunks' positions.
-  require_same(reference(), run_plan(dir, "gpt_c2", 1, 1, 1, "--attention fused", "gpt-tiny", 2));
+  require_cp2_same(reference(), dir, "gpt-tiny", {{"gpt_c2", 1, 1, 1, ""}});
 }
 
 TEST_CASE("tp=2 cp=2 pp=2 (with and without SP) equals the single process",
           "[executor][mpi][llama][slow]") {
-  const std::string dir = scratch_dir("t2c2p2");
-  const Run& ref = llama_reference();
-  require_same(ref, run_plan(dir, "t2c2p2", 2, 2, 1, "--attention fused", "llama-tiny", 2));
-  require_same(ref, run_plan(dir, "t2c2p2_sp_sel", 2, 2, 1,
-                             "--attention fused --sp --recompute selective", "llama-tiny", 2));
-  require_same(ref, run_plan(dir, "t2c2p2_sp_full_zero1", 2, 2, 1,
-                             "--attention fused --sp --recompute full --zero 1", "llama-tiny", 2));
+  require_cp2_same(llama_reference(), scratch_dir("t2c2p2"), "llama-tiny",
+                   {{"t2c2p2", 2, 2, 1, ""},
+                    {"t2c2p2_sp_sel", 2, 2, 1, "--sp --recompute selective"},
+                    {"t2c2p2_sp_full_zero1", 2, 2, 1, "--sp --recompute full --zero 1"}});
 }

@@ -26,6 +26,7 @@
 #include "parallax/calibration/machine.hpp"
 #include "parallax/calibration/sweep.hpp"
 #include "parallax/core/atomic_file.hpp"
+#include "parallax/core/dense_only.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/json_reader.hpp"
 #include "parallax/core/plan_file.hpp"
@@ -137,7 +138,8 @@ EfficiencyProfile measure_profile(const CalibrateOptions& o, int cuda_devices) {
   calib::SweepOptions sweep = o.sweep;
   if (sweep.np == 0) sweep.np = cuda ? cuda_devices : calib::machine_cores();
   const ClusterSpec cluster = load_cluster(o.cluster);
-  for (const std::string& m : sweep.models) (void)load_model(m);  // bad names fail before mpirun
+  // Bad names, and models the kernels cannot run, fail before mpirun.
+  for (const std::string& m : sweep.models) refuse_moe(load_model(m), "command line", "--model");
   const calib::RawCalibration raw = calib::run_sweep(sweep, {self_exe(), "calibrate", "--worker"}, o.raw_out);
   if (cuda) {
     const EfficiencyProfile base = load_profile(cluster.profile);

@@ -1,9 +1,11 @@
-// parallax presets [list|show NAME]: what is built in, and the JSON of one preset.
+// parallax presets [list|show NAME]: what is built in, and the JSON of one preset (a model's with
+// its parameter counts, total and active per token, which read back as a check).
 #include <iostream>
 #include <memory>
 
 #include "commands.hpp"
 #include "parallax/core/error.hpp"
+#include "parallax/core/param_counts.hpp"
 #include "parallax/core/presets.hpp"
 
 namespace parallax::cli {
@@ -40,7 +42,9 @@ void run_presets(const PresetsArgs& a) {
     if (!kind.empty() && kind != k) continue;
     for (const std::string& n : preset_names(k)) {
       if (n == name) {
-        std::cout << preset_json(k, n).dump(2) << '\n';
+        nlohmann::json j = preset_json(k, n);
+        if (std::string(k) == "models") j["parameters"] = param_counts_json(load_model(n));
+        std::cout << j.dump(2) << '\n';
         return;
       }
     }

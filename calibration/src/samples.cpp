@@ -1,5 +1,6 @@
 #include "parallax/calibration/samples.hpp"
 
+#include "parallax/core/dense_only.hpp"
 #include "parallax/core/json_reader.hpp"
 #include "parallax/core/spec_json.hpp"
 #include "parallax/costmodel/profile.hpp"
@@ -59,6 +60,7 @@ RawCalibration raw_from_json(const json& j, const std::string& source) {
     ComputeSample s;
     JsonObjectReader m = c.object("model");
     s.model = read_model(m);
+    refuse_moe(s.model, source, path + ".model.moe.num_experts");  // the fit costs it as dense
     s.tp = c.get_int("tp", 1, 1 << 20);
     s.micro_batch = c.get_int("micro_batch", 1, 1 << 20);
     JsonObjectReader cls = c.object("class_s");

@@ -97,6 +97,14 @@ const char* to_string(Norm n) {
   return "?";
 }
 
+const char* to_string(Router r) {
+  switch (r) {
+    case Router::softmax: return "softmax";
+    case Router::sigmoid: return "sigmoid";
+  }
+  return "?";
+}
+
 const char* to_string(Recompute r) {
   switch (r) {
     case Recompute::none: return "none";

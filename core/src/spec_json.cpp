@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "json_text.hpp"
+#include "model_json_parts.hpp"
 #include "parallax/core/attention_kernel_io.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/presets.hpp"
@@ -115,7 +116,7 @@ void read_rope(JsonObjectReader& r, ModelSpec& m) {
 ModelSpec read_model(JsonObjectReader& r) {
   expect_keys(r, {"name", "source", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
                   "seq_len", "vocab", "activation", "position", "rope_base", "rope_scaling",
-                  "tied_embeddings", "norm", "dropout", "linear_bias"});
+                  "tied_embeddings", "norm", "dropout", "linear_bias", "moe", "parameters"});
   ModelSpec m;
   m.name = r.get_string_or("name", "custom");
   m.source = r.get_string_or("source", "");
@@ -134,6 +135,7 @@ ModelSpec read_model(JsonObjectReader& r) {
   m.norm = enum_from(r.get_enum_or("norm", {"layernorm", "rmsnorm"}, "layernorm"), kNorms);
   m.dropout = r.get_number_or("dropout", 0, Limits::max_dropout, 0.1);
   m.linear_bias = r.get_bool_or("linear_bias", true);
+  read_moe(r, m);
 
   if (m.hidden % m.heads != 0)
     r.fail("heads", "hidden (" + std::to_string(m.hidden) + ") must be divisible by heads (" +
@@ -142,6 +144,7 @@ ModelSpec read_model(JsonObjectReader& r) {
   if (m.heads % m.kv_heads != 0)
     r.fail("kv_heads", "must divide heads (" + std::to_string(m.heads) + ") (got " +
                            std::to_string(m.kv_heads) + ")");
+  check_stated_parameters(r, m);
   return m;
 }
 
@@ -467,6 +470,8 @@ json to_json(const ModelSpec& m) {
           {"dropout", m.dropout}};
   // Written only when off, so the files of models with biases stay as they were.
   if (!m.linear_bias) j["linear_bias"] = false;
+  // Only a mixture of experts has it, so the files of dense models stay as they were.
+  if (m.is_moe()) j["moe"] = moe_to_json(m.moe);
   // Only rotary models have them (the reader refuses them elsewhere).
   if (m.position == Position::rope) {
     j["rope_base"] = m.rope_base;

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "parallax/core/dense_only.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/schedule.hpp"
 #include "parallax/core/spec_json.hpp"
@@ -287,6 +288,8 @@ class PlanChecker {
 
 void validate_plan(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j, const PlanSpec& p,
                    int64_t gpus, const std::string& source) {
+  // First: no rule below knows experts, so an MoE model would pass them as if it were dense.
+  refuse_moe(m, source, "$.model.moe.num_experts");
   PlanChecker(m, c, j, p, gpus, source).run();
 }
 

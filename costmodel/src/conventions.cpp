@@ -1,6 +1,6 @@
 #include "parallax/costmodel/conventions.hpp"
 
-#include "parallax/costmodel/memory.hpp"
+#include "parallax/core/param_counts.hpp"
 
 namespace parallax {
 namespace {
@@ -29,17 +29,9 @@ double megatron_flops_closed_form(const ModelSpec& m, int64_t global_batch) {
          (1 + x.s / (6 * x.h) + x.V / (16 * x.L * x.h));
 }
 
-double model_params(const ModelSpec& m) {
-  // Every layer once (tp = 1 shards nothing), the word embeddings, learned positions, the untied
-  // output layer and the final norm.
-  const double h = static_cast<double>(m.hidden);
-  const double vocab = static_cast<double>(m.vocab) * h;
-  const double positions = m.position == Position::learned ? static_cast<double>(m.seq_len) * h : 0;
-  const double output = m.tied_embeddings ? 0 : vocab;
-  const double final_norm = m.norm == Norm::layernorm ? 2 * h : h;
-  return static_cast<double>(m.layers) * layer_params_per_rank(m, 1) + vocab + positions + output +
-         final_norm;
-}
+// One count for the whole code base, core's, which knows experts (tests/costmodel checks it
+// against layer_params_per_rank, the per-rank count the memory model shards).
+double model_params(const ModelSpec& m) { return param_counts(m).total; }
 
 double layer_boundary_activation_bytes(const ModelSpec& m, int64_t batch) {
   return static_cast<double>(batch) * static_cast<double>(m.layers) *

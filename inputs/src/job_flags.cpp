@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "parallax/core/dense_only.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/core/spec_json.hpp"
@@ -50,6 +51,8 @@ std::string flag_for_path(const std::string& path) {
 ResolvedJob resolve_job(const PlanOptions& o) { return resolve_job(o, load_model(o.model)); }
 
 ResolvedJob resolve_job(const PlanOptions& o, const ModelSpec& model) {
+  // Before anything is derived from it: every command of these flags costs the model.
+  refuse_moe(model, "command line", "--model");
   ResolvedJob r;
   r.model = model;
   if (!o.seq_len.empty()) r.model.seq_len = parse_int("--seq-len", o.seq_len, 1, Limits::max_seq_len);

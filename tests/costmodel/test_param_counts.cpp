@@ -6,6 +6,7 @@
 
 #include "parallax/core/presets.hpp"
 #include "parallax/costmodel/conventions.hpp"
+#include "parallax/costmodel/memory.hpp"
 
 using namespace parallax;
 
@@ -77,5 +78,22 @@ TEST_CASE("Llama-family presets: parameters by hand and as published") {
     const double n = model_params(load_model(c.preset));
     CHECK(n == c.by_hand);  // integers below 2^53: exact in a double
     if (c.unit > 0) CHECK(std::abs(n - c.published) <= c.unit / 2);
+  }
+}
+
+// model_params is core's count (param_counts.hpp); the memory model shards its own per-rank count
+// of a layer. For every dense preset the two must agree at tp 1: the layers by
+// layer_params_per_rank, plus the word embeddings, learned positions, the untied output layer
+// and the final norm.
+TEST_CASE("dense presets: core's count equals the memory model's layers at tp 1") {
+  for (const std::string& name : preset_names("models")) {
+    const ModelSpec m = load_model(name);
+    if (m.is_moe()) continue;  // the memory model has no experts yet (issue 27)
+    INFO("model preset " << name);
+    const double h = static_cast<double>(m.hidden);
+    const double vocab = static_cast<double>(m.vocab) * h;
+    const double outside = vocab + (m.position == Position::learned ? static_cast<double>(m.seq_len) * h : 0) +
+                           (m.tied_embeddings ? 0 : vocab) + (m.norm == Norm::layernorm ? 2 * h : h);
+    CHECK(model_params(m) == static_cast<double>(m.layers) * layer_params_per_rank(m, 1) + outside);
   }
 }

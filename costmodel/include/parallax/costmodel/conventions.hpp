@@ -13,7 +13,8 @@ double model_flops_closed_form(const ModelSpec& m, int64_t global_batch);
 //   96 * B * s * L * h^2 * (1 + s/(6h) + V/(16 L h))
 double megatron_flops_closed_form(const ModelSpec& m, int64_t global_batch);
 
-// Parameter count of the whole model (no padding): layers, embeddings (+ untied output), norms.
+// Parameter count of the whole model (no padding): layers, embeddings (+ untied output), norms;
+// with experts, every expert (param_counts(m).total).
 double model_params(const ModelSpec& m);
 // Stored layer-boundary activations: batch * layers * seq * hidden * 2 bytes (MT-NLG paper §2.1).
 double layer_boundary_activation_bytes(const ModelSpec& m, int64_t batch);

@@ -20,6 +20,13 @@ struct CliResult {
   std::string err;  // stderr
 };
 
+// Newlines in s: how many lines a command printed (one-line errors are asserted with it).
+inline size_t count_lines(const std::string& s) {
+  size_t n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
 inline CliResult run_cli(const std::string& args) {
   // Unique per process and call: ctest runs test cases in parallel processes.
   static int calls = 0;

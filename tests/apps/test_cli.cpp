@@ -24,18 +24,14 @@ using Result = parallax::test::CliResult;
 
 Result run(const std::string& args) { return parallax::test::run_cli(args); }
 
-size_t lines(const std::string& s) {
-  size_t n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
+using parallax::test::count_lines;
 
 // Bad input: exit code 2 and one line on stderr that contains `expect`.
 Result expect_bad_input(const std::string& args, const std::string& expect) {
   INFO(args);
   const Result r = run(args);
   CHECK(r.code == 2);
-  CHECK(lines(r.err) == 1);
+  CHECK(count_lines(r.err) == 1);
   CHECK(r.err.find(expect) != std::string::npos);
   return r;
 }
@@ -201,7 +197,7 @@ TEST_CASE("bad model JSON: malformed, unknown key, wrong type, missing field") {
                                       c.text);
     const Result r = run("predict --model " + path + " --tp 1 --pp 1 --gpus 1 --global-batch 1");
     CHECK(r.code == 2);
-    CHECK(lines(r.err) == 1);
+    CHECK(count_lines(r.err) == 1);
     CHECK(r.err.find(c.expect) != std::string::npos);
     CHECK(r.err.find(path) != std::string::npos);
   }

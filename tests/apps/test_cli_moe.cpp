@@ -18,11 +18,7 @@ using Result = parallax::test::CliResult;
 
 Result run(const std::string& args) { return parallax::test::run_cli(args); }
 
-size_t lines(const std::string& s) {
-  size_t n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
+using parallax::test::count_lines;
 
 const char* const kRefusal =
     "mixture-of-experts models (num_experts 8) are not costed, planned, simulated, exported or run yet";
@@ -53,7 +49,7 @@ TEST_CASE("MoE models are refused by every command that would cost them") {
     INFO(cmd);
     const Result r = run(cmd);
     CHECK(r.code == 2);
-    CHECK(lines(r.err) == 1);
+    CHECK(count_lines(r.err) == 1);
     CHECK(r.err.find("command line: --model: " + std::string(kRefusal)) != std::string::npos);
   }
   // A plan file's model: refused where the file is read, whatever reads it.

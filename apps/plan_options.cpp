@@ -41,6 +41,10 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
   app.add_option("--pp", o.pp, "pipeline-parallel size")->capture_default_str();
   app.add_option("--cp", o.cp, "context-parallel size (the sequence split over cp ranks)")
       ->capture_default_str();
+  app.add_option("--ep", o.ep, "expert-parallel size (mixture-of-experts models: experts split over ep ranks)")
+      ->capture_default_str();
+  app.add_option("--etp", o.etp, "expert tensor-parallel size (0: tp, Megatron-Core's default)")
+      ->capture_default_str();
   // The defaults of --gpus, --tp, --pp and --global-batch are MT-NLG 530B's published plan, the
   // default model's; another --model takes the whole cluster, tp 1, pp 1 and one micro-batch per
   // data-parallel rank for the ones left out.

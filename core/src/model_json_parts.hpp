@@ -8,8 +8,7 @@
 
 namespace parallax {
 
-// Reads "moe" when present (m.layers already read); leaves m.moe dense otherwise.
-void read_moe(JsonObjectReader& r, ModelSpec& m);
+// read_moe (spec_json.hpp) reads "moe".
 // Every field, for an MoE model (only an MoE model's JSON has "moe").
 nlohmann::json moe_to_json(const MoeSpec& e);
 // "parameters", when present, must equal the counts of the shape read (param_counts.hpp).

@@ -286,7 +286,7 @@ ClusterSpec read_cluster(JsonObjectReader& r) {
 JobSpec read_job(JsonObjectReader& r) {
   expect_keys(r, {"global_batch", "tokens", "dtype", "optimizer", "price_per_gpu_hour_usd",
                   "bytes_per_param", "framework", "attention", "attention_kernel", "attention_unpad",
-                  "kernels"});
+                  "kernels", "moe_imbalance"});
   JobSpec j;
   j.global_batch = r.get_int("global_batch", 1, Limits::max_global_batch);
   j.tokens = r.get_number_or("tokens", 0, Limits::max_tokens, 0);
@@ -311,6 +311,7 @@ JobSpec read_job(JsonObjectReader& r) {
     r.fail("attention_kernel", "must name an attention kernel preset");
   j.attention_kernels = resolve_attention_kernels(j.attention_kernel, stack);
   j.attention_unpad = r.get_bool_or("attention_unpad", false);
+  j.moe_imbalance = r.get_number_or("moe_imbalance", 1, 1e6, 1);
   return j;
 }
 
@@ -323,7 +324,8 @@ void read_stack_capabilities(JsonObjectReader& r, StackCapabilities& c) {
   expect_keys(o, {"zero", "schedules", "positions", "tensor_parallel", "sequence_parallel",
                   "pipeline_parallel", "grouped_query_attention", "uneven_stages", "fp8", "export",
                   "microbatch_groups", "context_parallel", "cp_comm_type",
-                  "context_parallel_refusal", "context_parallel_within_node", "source"});
+                  "context_parallel_refusal", "context_parallel_within_node", "moe",
+                  "expert_parallel", "moe_refusal", "source"});
   if (o.has("zero")) c.zero_stages = o.get_int_list("zero", 0, 3);
   if (o.has("schedules")) {
     c.schedules.clear();
@@ -353,6 +355,11 @@ void read_stack_capabilities(JsonObjectReader& r, StackCapabilities& c) {
     o.fail("context_parallel_refusal", "must say why the stack has no context parallelism");
   if (c.context_parallel && !c.context_parallel_refusal.empty())
     o.fail("context_parallel_refusal", "only for a stack with \"context_parallel\": false");
+  c.moe = o.get_bool_or("moe", false);
+  c.expert_parallel = o.get_bool_or("expert_parallel", c.moe);
+  c.moe_refusal = o.get_string_or("moe_refusal", "");
+  if (c.expert_parallel && !c.moe) o.fail("expert_parallel", "needs \"moe\": true");
+  if (c.moe && !c.moe_refusal.empty()) o.fail("moe_refusal", "only for a stack with \"moe\": false");
   c.exporter = enum_from(o.get_enum_or("export", {"none", "megatron", "deepspeed", "parallax"}, "none"),
                          kExporters);
   if (o.get_string("source").empty()) o.fail("source", "must say where the capabilities come from");
@@ -422,7 +429,7 @@ StackSpec read_stack(JsonObjectReader& r) {
 }
 
 PlanSpec read_plan(JsonObjectReader& r) {
-  expect_keys(r, {"tp", "cp", "pp", "dp", "vpp", "microbatch_group", "micro_batch", "num_micro_batches",
+  expect_keys(r, {"tp", "cp", "pp", "dp", "ep", "etp", "vpp", "microbatch_group", "micro_batch", "num_micro_batches",
                   "sequence_parallel", "recompute", "recompute_layers", "zero", "schedule", "order",
                   "first_stage_layers", "last_stage_layers"});
   PlanSpec p;
@@ -430,6 +437,8 @@ PlanSpec read_plan(JsonObjectReader& r) {
   p.cp = r.get_int_or("cp", 1, Limits::max_gpus, 1);
   p.pp = r.get_int("pp", 1, Limits::max_gpus);
   p.dp = r.get_int("dp", 1, Limits::max_gpus);
+  p.ep = r.get_int_or("ep", 1, Limits::max_gpus, 1);
+  p.etp = r.get_int_or("etp", 1, Limits::max_gpus, 0);
   p.vpp = r.get_int_or("vpp", 1, Limits::max_layers, 1);
   p.microbatch_group = r.get_int_or("microbatch_group", 1, Limits::max_global_batch, 0);
   p.micro_batch = r.get_int("micro_batch", 1, Limits::max_global_batch);
@@ -543,6 +552,7 @@ json to_json(const JobSpec& j) {
           {"kernels", to_string(j.kernels)}};
   if (!j.attention_kernel.empty()) out["attention_kernel"] = j.attention_kernel;
   if (j.attention_unpad) out["attention_unpad"] = true;
+  if (j.moe_imbalance != 1) out["moe_imbalance"] = j.moe_imbalance;
   return out;
 }
 
@@ -562,6 +572,9 @@ json to_json(const PlanSpec& p) {
               {"order", p.order}};
   // Written only with context parallelism, so the files of plans without it stay as they were.
   if (p.cp != 1) out["cp"] = p.cp;
+  // Likewise expert parallelism and an expert tensor-parallel size of its own.
+  if (p.ep != 1) out["ep"] = p.ep;
+  if (p.etp != 0) out["etp"] = p.etp;
   // 0 means "derive from the batch": left out, so that reading the output gives 0 again.
   if (p.num_micro_batches != 0) out["num_micro_batches"] = p.num_micro_batches;
   // 0 means pp, Megatron's default: left out, so files of plans without groups stay as they were.

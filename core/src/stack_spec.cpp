@@ -34,6 +34,15 @@ bool listed(const std::vector<T>& list, const T& x) {
 
 }  // namespace
 
+std::optional<StackRefusal> stack_model_refusal(const ModelSpec& m, const JobSpec& j) {
+  const StackCapabilities& c = j.capabilities;
+  if (!m.is_moe() || c.moe) return std::nullopt;
+  return StackRefusal{"$.model.moe.num_experts",
+                      "stack \"" + j.framework + "\" runs dense models only (got num_experts " +
+                          std::to_string(m.moe.num_experts) + ")" +
+                          (c.moe_refusal.empty() ? "" : ": " + c.moe_refusal)};
+}
+
 std::optional<StackRefusal> stack_refusal(const ModelSpec& m, const JobSpec& j, const PlanSpec& p) {
   const StackCapabilities& c = j.capabilities;
   // The planner asks this of every candidate: strings are built only for a refusal.
@@ -60,6 +69,9 @@ std::optional<StackRefusal> stack_refusal(const ModelSpec& m, const JobSpec& j, 
   if (p.cp > 1 && !c.context_parallel)
     return refuse("$.plan.cp", "has no context parallelism (got cp " + n(p.cp) + ")" +
                                    (c.context_parallel_refusal.empty() ? "" : ": " + c.context_parallel_refusal));
+  if (auto r = stack_model_refusal(m, j)) return r;
+  if (p.ep > 1 && !c.expert_parallel)
+    return refuse("$.plan.ep", "has no expert parallelism (got ep " + n(p.ep) + ")");
   if (p.pp > 1 && !c.pipeline_parallel)
     return refuse("$.plan.pp", "has no pipeline parallelism (got pp " + n(p.pp) + ")");
   if (m.kv_heads != m.heads && !c.grouped_query_attention)

@@ -5,7 +5,6 @@
 #include <set>
 #include <sstream>
 
-#include "parallax/core/dense_only.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/schedule.hpp"
 #include "parallax/core/spec_json.hpp"
@@ -55,6 +54,7 @@ class PlanChecker {
     check_gpu_count();
     check_tensor_parallel();
     check_context_parallel();
+    check_expert_parallel();
     check_pipeline_parallel();
     check_batch();
     check_interleaving();
@@ -81,6 +81,8 @@ class PlanChecker {
     at_least("cp", p_.cp, 1);
     at_least("pp", p_.pp, 1);
     at_least("dp", p_.dp, 1);
+    at_least("ep", p_.ep, 1);
+    at_least("etp", p_.etp, 0);
     at_least("vpp", p_.vpp, 1);
     at_least("micro_batch", p_.micro_batch, 1);
     at_least("num_micro_batches", p_.num_micro_batches, 0);
@@ -121,6 +123,36 @@ class PlanChecker {
     if (j_.attention != Attention::fused)
       fail("$.plan.cp", "context parallelism needs fused attention (its key/value ring runs inside "
                         "the fused kernel); the job's attention is unfused");
+  }
+
+  // Expert layers re-split each stage's tp * cp * dp ranks as etp * ep * edp (Megatron-Core's MoE
+  // parallel folding, megatron/core/parallel_state.py): ep ranks own num_experts / ep experts
+  // each (megatron/training/arguments.py: "Number of experts should be a multiple of expert
+  // model parallel_size"), and every expert's FFN columns split over etp ranks.
+  void check_expert_parallel() const {
+    if (!m_.is_moe()) {
+      if (p_.ep != 1) fail("$.plan.ep", "expert parallelism needs a mixture-of-experts model (got ep " + n(p_.ep) + " for a dense model)");
+      if (p_.etp != 0) fail("$.plan.etp", "an expert tensor-parallel size needs a mixture-of-experts model (got etp " + n(p_.etp) + " for a dense model)");
+      return;
+    }
+    if (const auto r = stack_refusal(m_, j_, p_);
+        r && (r->path == "$.model.moe.num_experts" || r->path == "$.plan.ep"))
+      fail(r->path, r->rule);
+    if (m_.moe.num_experts % p_.ep != 0)
+      fail("$.plan.ep", "num_experts (" + n(m_.moe.num_experts) + ") must be divisible by ep (" + n(p_.ep) + ")");
+    const int64_t etp = expert_tp(p_);
+    const int64_t ranks = product(product(p_.tp, p_.cp), p_.dp);
+    if (ranks % product(etp, p_.ep) != 0)
+      fail("$.plan.ep", "etp (" + n(etp) + ") * ep (" + n(p_.ep) + ") must divide tp * cp * dp (" +
+                            n(ranks) + "): the expert layers re-split each stage's ranks");
+    divisible("$.plan.etp", "expert_ffn_hidden", m_.moe.expert_ffn_hidden, "etp", etp);
+    divisible("$.plan.tp", "shared experts' ffn_hidden",
+              m_.moe.shared_experts * m_.moe.shared_expert_ffn_hidden, "tp", p_.tp);
+    // megatron/core/transformer/moe/moe_layer.py raises in training with tp > 1 and no SP: the
+    // tokens reach the router sequence-parallel (each TP rank routes its own 1/tp of them).
+    if (p_.tp > 1 && !p_.sequence_parallel)
+      fail("$.plan.sequence_parallel", "a mixture-of-experts model with tp > 1 (got tp " + n(p_.tp) +
+                                           ") needs sequence parallelism (Megatron-Core's MoE layer)");
   }
 
   // Megatron splits attention heads, key/value groups and the FFN columns over TP ranks. The
@@ -288,8 +320,6 @@ class PlanChecker {
 
 void validate_plan(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j, const PlanSpec& p,
                    int64_t gpus, const std::string& source) {
-  // First: no rule below knows experts, so an MoE model would pass them as if it were dense.
-  refuse_moe(m, source, "$.model.moe.num_experts");
   PlanChecker(m, c, j, p, gpus, source).run();
 }
 

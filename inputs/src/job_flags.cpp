@@ -3,7 +3,6 @@
 
 #include <map>
 
-#include "parallax/core/dense_only.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/core/spec_json.hpp"
@@ -21,6 +20,8 @@ std::string flag_for_path(const std::string& path) {
       {"$.plan.tp", "--tp"},
       {"$.plan.pp", "--pp"},
       {"$.plan.cp", "--cp"},
+      {"$.plan.ep", "--ep"},
+      {"$.plan.etp", "--etp"},
       {"$.plan.dp", "--gpus"},
       {"$.plan.vpp", "--vpp"},
       {"$.plan.microbatch_group", "--microbatch-group"},
@@ -35,6 +36,7 @@ std::string flag_for_path(const std::string& path) {
       {"$.plan.schedule", "--schedule"},
       {"$.plan.order", "--order"},
       {"$.job.global_batch", "--global-batch"},
+      {"$.model.moe.num_experts", "--model"},
       {"$.job.dtype", "--dtype"},
       {"$.job.bytes_per_param", "--bytes-per-param"},
       {"$.job.framework", "--stack"},
@@ -51,8 +53,6 @@ std::string flag_for_path(const std::string& path) {
 ResolvedJob resolve_job(const PlanOptions& o) { return resolve_job(o, load_model(o.model)); }
 
 ResolvedJob resolve_job(const PlanOptions& o, const ModelSpec& model) {
-  // Before anything is derived from it: every command of these flags costs the model.
-  refuse_moe(model, "command line", "--model");
   ResolvedJob r;
   r.model = model;
   if (!o.seq_len.empty()) r.model.seq_len = parse_int("--seq-len", o.seq_len, 1, Limits::max_seq_len);
@@ -132,6 +132,7 @@ Resolved resolve(const PlanOptions& o) {
                          {"cp", cp},
                          {"pp", pp},
                          {"dp", f.gpus / (tp * cp * pp)},
+                         {"ep", parse_int("--ep", o.ep, 1, Limits::max_gpus)},
                          {"vpp", parse_int("--vpp", o.vpp, 1, Limits::max_layers)},
                          {"micro_batch", parse_int("--mbs", o.mbs, 1, Limits::max_global_batch)},
                          {"sequence_parallel", o.sp},
@@ -145,6 +146,8 @@ Resolved resolve(const PlanOptions& o) {
                                                          0, Limits::max_layers)},
                          {"order", o.order}};
   if (!o.schedule.empty()) plan["schedule"] = o.schedule;
+  // 0, the default, means tp (Megatron-Core's): left out, as plan files leave it out.
+  if (const int64_t etp = parse_int("--etp", o.etp, 0, Limits::max_gpus); etp > 0) plan["etp"] = etp;
   // 0, the default, means pp: left out, as plan files leave it out.
   if (const int64_t g = parse_int("--microbatch-group", o.microbatch_group, 0, Limits::max_global_batch); g > 0)
     plan["microbatch_group"] = g;

@@ -98,8 +98,8 @@ void read_recompute(Reader& r) {
   }
 }
 
-// The parallel layout and the batch. Context parallelism is passed on as Megatron-LM's flag;
-// expert parallelism and mixtures of experts are passed on for the importer to refuse.
+// The parallel layout and the batch. Context and expert parallelism and the expert count are
+// passed on as Megatron-LM's flags for the importer to check.
 void read_parallel(Reader& r) {
   const int64_t tp = r.integer("model.tensor_model_parallel_size", 1, Limits::max_gpus).value_or(1);
   const int64_t pp = r.integer("model.pipeline_model_parallel_size", 1, Limits::max_gpus).value_or(1);

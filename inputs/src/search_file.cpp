@@ -67,12 +67,8 @@ SearchFile read_search_file(const std::string& path, const PlanOptions& base, co
         return bool_of(path, t, at);
       });
     else if (key == "cp") f.cp = ints(key, v, Limits::max_gpus);
-    else if (key == "ep") {
-      for (int64_t x : ints(key, v, Limits::max_gpus))
-        if (x != 1)
-          throw InputError(path, "$." + key, "expert parallelism is not modelled yet: only 1 (got " +
-                                                 std::to_string(x) + ")");
-    } else if (key == "allow_cross_node_tp") f.flags.allow_cross_node_tp = one_bool(key, v);
+    else if (key == "ep") f.ep = ints(key, v, Limits::max_gpus);
+    else if (key == "allow_cross_node_tp") f.flags.allow_cross_node_tp = one_bool(key, v);
     else if (key == "allow_all") f.flags.allow_all = one_bool(key, v);
     else if (key == "uneven_pp") f.flags.uneven_pp = one_bool(key, v);
     else if (key == "max_micro_batch") {
@@ -99,6 +95,7 @@ PlannerInputs search_file_inputs(const std::string& path, const SearchFile& f,
   o.mbs_values = f.mbs;
   o.vpp_values = f.vpp;
   o.cp_values = f.cp;
+  o.ep_values = f.ep;
   o.sp_values = f.sp;
   if (!f.zero.empty()) o.zero = f.zero;
   if (!f.recompute.empty()) o.recompute = f.recompute;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "parallax/core/spec_json.hpp"
+#include "parallax/core/stack_spec.hpp"
 #include "parallax/inputs/flag_values.hpp"
 #include "parallax/inputs/plan_text.hpp"
 
@@ -55,6 +56,9 @@ PlannerInputs planner_inputs(const ResolvedJob& job, const SearchFlags& search) 
   in.gpus = job.gpus;
   in.profile = job.profile;
   in.options = search_options(search);
+  // A model the stack cannot train at all: said once, not as every plan's rejection.
+  if (const auto r = stack_model_refusal(in.model, in.job); r && !in.options.allow_all)
+    throw InputError("command line", "--model", r->rule);
   return in;
 }
 

@@ -162,9 +162,9 @@ cp: [2, 4]
 }
 
 TEST_CASE("a search file's bad values name the file and key, with exit 2") {
-  const Result cp = run("plan --search " + temp_file("cp.yaml", std::string(kSearch) + "ep: [1, 2]\n"));
-  CHECK(cp.code == 2);
-  CHECK(cp.err.find("$.ep: expert parallelism is not modelled yet: only 1 (got 2)") != std::string::npos);
+  const Result ep = run("plan --search " + temp_file("ep.yaml", std::string(kSearch) + "ep: [1, 0]\n"));
+  CHECK(ep.code == 2);
+  CHECK(ep.err.find("$.ep[1]: must be an integer in [1, ") != std::string::npos);
   const Result z = run("plan --search " + temp_file("z.yaml", "model: llama2-70b\nzero: [1, 4]\n"));
   CHECK(z.code == 2);
   CHECK(z.err.find("$.zero[1]: must be an integer in [0, 3]") != std::string::npos);

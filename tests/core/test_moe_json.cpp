@@ -146,16 +146,45 @@ TEST_CASE("moe: stated parameter counts are checked, not read", "[core][model][m
                       {"must equal the count derived from the model's shape", "counts are derived, not read"});
 }
 
-TEST_CASE("moe: validate_plan refuses a mixture of experts", "[core][validate][moe]") {
+TEST_CASE("moe: validate_plan's expert-parallel rules", "[core][validate][moe]") {
   const ModelSpec m = read_as(mixtral_like(), read_model);
   const ModelSpec dense = read_as(base_model(), read_model);
   const ClusterSpec c = read_as(base_cluster(), read_cluster);
-  const JobSpec job = read_as(base_job(), read_job);
-  const PlanSpec p = read_as(base_plan(), read_plan);
-  CHECK_NOTHROW(validate_plan(dense, c, job, p, 1024, "plan.json"));
-  require_input_error([&] { validate_plan(m, c, job, p, 1024, "plan.json"); },
-                      "$.model.moe.num_experts",
-                      {"plan.json", "mixture-of-experts models (num_experts 8) are not costed"});
+  json job = base_job();
+  const JobSpec megatron_lm = read_as(job, read_job);
+  job["framework"] = "megatron-core";
+  const JobSpec core = read_as(job, read_job);
+  json plan = base_plan();  // tp 8, pp 8, dp 16: 128 ranks per stage
+  plan["sequence_parallel"] = true;
+  plan["ep"] = 8;
+  const PlanSpec p = read_as(plan, read_plan);
+  CHECK_NOTHROW(validate_plan(m, c, core, p, 1024, "plan.json"));
+  // A stack without an MoE layer says so, naming the model's experts.
+  require_input_error([&] { validate_plan(m, c, megatron_lm, p, 1024, "plan.json"); },
+                      "$.model.moe.num_experts", {"plan.json", "stack \"megatron-lm\" runs dense models only"});
+  // ep must divide the experts (Megatron-LM's arguments.py asserts it).
+  PlanSpec q = p;
+  q.ep = 3;
+  require_input_error([&] { validate_plan(m, c, core, q, 1024, "plan.json"); }, "$.plan.ep",
+                      {"num_experts (8) must be divisible by ep (3)"});
+  // etp x ep must divide the stage's tp x cp x dp = 128 ranks: etp 8 x ep 8 does; 32 x 8 does not.
+  q = p;
+  q.etp = 32;
+  require_input_error([&] { validate_plan(m, c, core, q, 1024, "plan.json"); }, "$.plan.ep",
+                      {"etp (32) * ep (8) must divide tp * cp * dp (128)"});
+  // Each expert's FFN splits over etp: 14336 % 3 != 0.
+  q = p;
+  q.ep = 1;
+  q.etp = 3;
+  require_input_error([&] { validate_plan(m, c, core, q, 1024, "plan.json"); }, "$.plan.ep", {"etp (3)"});
+  // tp > 1 without sequence parallelism (megatron/core/transformer/moe/moe_layer.py raises).
+  q = p;
+  q.sequence_parallel = false;
+  require_input_error([&] { validate_plan(m, c, core, q, 1024, "plan.json"); }, "$.plan.sequence_parallel",
+                      {"needs sequence parallelism"});
+  // A dense model has no experts to split.
+  require_input_error([&] { validate_plan(dense, c, core, p, 1024, "plan.json"); }, "$.plan.ep",
+                      {"expert parallelism needs a mixture-of-experts model"});
 }
 
 }  // namespace parallax::test

@@ -225,7 +225,7 @@ TEST_CASE("nemo: what the config cannot say to the cost model gets one line nami
   refused(edited(five, "context_parallel_size: 1", "context_parallel_size: 3"), "$.model.context_parallel_size",
           {"tp (1) x cp (3) x pp (1) must divide the GPU count (128"});
   refused(edited(five, "  context_parallel_size: 1\n", "  context_parallel_size: 1\n  expert_model_parallel_size: 4\n"),
-          "$.model.expert_model_parallel_size", {"above 1 is not modelled yet"});
+          "$.model.expert_model_parallel_size", {"needs --num-experts"});
   refused(edited(five, "  num_layers: 24\n", ""), "$.model.num_layers", {"is needed"});
   refused(edited(five, "  encoder_seq_length: 2048\n", ""), "$.model.max_position_embeddings",
           {"${.encoder_seq_length}", "no key model.encoder_seq_length"});

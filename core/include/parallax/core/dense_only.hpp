@@ -1,9 +1,9 @@
 #pragma once
-// Issue 27 is built one layer at a time: the model spec describes a mixture of experts, but the
-// cost model, planner, simulator, exports, executor and calibration have none yet. Each command
-// that would reach them calls this once, early (validate_plan for every plan, resolve_job for the
-// plan flags, calibrate for its --model list), so an MoE model is refused with one line instead of
-// being costed, simulated or run as if it were dense.
+// Issue 27 is built one layer at a time: the cost model, planner, simulator and Megatron export
+// know experts, and stacks without an MoE layer refuse them through their capability table
+// (stack_refusal). Calibration has no MoE model yet: calibrate's --model list, calibration
+// samples and a checkpoint's recorded model call this, so an MoE model is refused with one line
+// instead of being fitted or resumed as if it were dense.
 #include <string>
 
 #include "parallax/core/model_spec.hpp"

@@ -126,6 +126,12 @@ struct StackCapabilities {
   std::string context_parallel_refusal;
   // The stack keeps tp x cp inside a node (its ring on NVLink); the planner's cp-within-node rule.
   bool context_parallel_within_node = false;
+  // Mixture-of-experts models: whether the stack trains them as Parallax costs them (Megatron-
+  // Core's MoE layer: router, token permutation, grouped expert GEMMs, all-to-all dispatch), and
+  // with expert parallelism; when not, why (a one-line reason the refusal quotes).
+  bool moe = false;
+  bool expert_parallel = false;
+  std::string moe_refusal;
   // The launch `parallax export` writes for this stack's plans; none: Parallax writes none.
   Exporter exporter = Exporter::none;
   bool operator==(const StackCapabilities&) const = default;
@@ -141,6 +147,10 @@ enum class SelectiveRecompute { attention_core, alternate_matmuls };
 
 struct JobSpec {
   int64_t global_batch = 0;  // sequences per iteration
+  // Mixture of experts: tokens the most loaded expert-parallel rank receives over the mean
+  // (max / mean of the routed tokens per rank); 1 = uniform routing, the load-balanced ideal.
+  // Dropless routing lets it exceed the capacity factor; with one, it is capped there.
+  double moe_imbalance = 1;
   double tokens = 0;         // total training tokens; 0 = not given
   Dtype dtype = Dtype::bf16;
   std::string optimizer = "adam";

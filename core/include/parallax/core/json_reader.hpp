@@ -53,6 +53,7 @@ class JsonObjectReader {
   void finish() const;
 
   const std::string& source() const { return source_; }
+  const std::string& path() const { return path_; }  // of this object, e.g. "$.runs[3].model"
   std::string path_of(const std::string& key) const;
   [[noreturn]] void fail(const std::string& key, const std::string& rule) const;
 

@@ -3,6 +3,7 @@
 //   tp * cp * pp * dp == GPUs used;  micro_batch * num_micro_batches * dp == global batch.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace parallax {
 
@@ -16,6 +17,13 @@ struct PlanSpec {
   int64_t cp = 1;
   int64_t pp = 1;
   int64_t dp = 1;
+  // Expert parallelism (mixture-of-experts models only; Megatron-Core's MoE parallel folding): the
+  // expert layers re-split each pipeline stage's tp * cp * dp ranks as etp * ep * edp. ep ranks
+  // each hold num_experts / ep routed experts and exchange tokens by all-to-all; every expert's
+  // FFN is split over etp ranks (--expert-tensor-parallel-size; 0 = tp, Megatron-Core's default);
+  // the edp = tp * cp * dp / (etp * ep) ranks that hold the same experts reduce their gradients.
+  int64_t ep = 1;
+  int64_t etp = 0;
   int64_t vpp = 1;  // virtual stages (model chunks) per pipeline rank; > 1 only with interleaved
   // Interleaved only: micro-batches each virtual stage runs before the next chunk's turn
   // (Megatron-Core's --microbatch-group-size-per-virtual-pipeline-stage); 0 = pp, its default.
@@ -42,6 +50,13 @@ struct PlanSpec {
 // parallelism). ZeRO shards over them.
 inline int64_t grad_ranks(const PlanSpec& p) { return p.dp * p.cp; }
 
+// The expert tensor-parallel size the plan runs: etp, or tp when it is 0.
+inline int64_t expert_tp(const PlanSpec& p) { return p.etp > 0 ? p.etp : p.tp; }
+// Ranks that hold the same experts and reduce their gradients together (expert data parallelism).
+inline int64_t expert_grad_ranks(const PlanSpec& p) {
+  return p.tp * p.cp * p.dp / (expert_tp(p) * p.ep);
+}
+
 // The interleaved schedule's micro-batch group size: the plan's, or pp by default.
 inline int64_t microbatch_group_size(const PlanSpec& p) {
   return p.microbatch_group > 0 ? p.microbatch_group : p.pp;
@@ -54,6 +69,24 @@ inline int64_t stage_layers(int64_t layers, const PlanSpec& p, int64_t stage) {
   if (stage == p.pp - 1 && p.last_stage_layers > 0) return p.last_stage_layers;
   const int64_t rest_stages = p.pp - (p.first_stage_layers > 0) - (p.last_stage_layers > 0);
   return (layers - p.first_stage_layers - p.last_stage_layers) / rest_stages;
+}
+
+// The model's layers (0-based) pipeline stage `stage` runs: consecutive ones, or with the
+// interleaved schedule (even stages) model chunk c of the stage is layers (c pp + stage) x n to
+// (c pp + stage + 1) x n - 1, n = layers / (pp vpp), as Megatron-LM assigns them.
+inline std::vector<int64_t> stage_layer_ids(int64_t layers, const PlanSpec& p, int64_t stage) {
+  std::vector<int64_t> ids;
+  const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0;
+  if (p.vpp > 1 && !uneven && layers % (p.pp * p.vpp) == 0) {
+    const int64_t n = layers / (p.pp * p.vpp);
+    for (int64_t c = 0; c < p.vpp; ++c)
+      for (int64_t l = 0; l < n; ++l) ids.push_back((c * p.pp + stage) * n + l);
+    return ids;
+  }
+  int64_t first = 0;
+  for (int64_t k = 0; k < stage; ++k) first += stage_layers(layers, p, k);
+  for (int64_t l = 0; l < stage_layers(layers, p, stage); ++l) ids.push_back(first + l);
+  return ids;
 }
 
 const char* to_string(Recompute r);

@@ -33,6 +33,9 @@ struct Limits {
 // Each reader rejects unknown keys of its object (call r.ignore(key) first to allow extra keys),
 // applies the defaults and ranges of DESIGN.md section 3, and checks rules within the object.
 ModelSpec read_model(JsonObjectReader& r);
+// A model's "moe" object, when r has one (m.layers already read): the mixture of experts with its
+// rules; m.moe stays dense otherwise. The validation corpus reads its rows' experts with it.
+void read_moe(JsonObjectReader& r, ModelSpec& m);
 GpuSpec read_gpu(JsonObjectReader& r);
 // The cluster's "gpu" field is a GPU preset name or an inline GPU object; names are resolved by
 // the preset registry (presets.hpp).

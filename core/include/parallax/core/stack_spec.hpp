@@ -57,5 +57,8 @@ struct StackRefusal {
   std::string rule;
 };
 std::optional<StackRefusal> stack_refusal(const ModelSpec& m, const JobSpec& j, const PlanSpec& p);
+// Of those, the one about the model whatever the plan (a mixture of experts on a stack without an
+// MoE layer): the planner asks it before searching.
+std::optional<StackRefusal> stack_model_refusal(const ModelSpec& m, const JobSpec& j);
 
 }  // namespace parallax

@@ -70,6 +70,14 @@ double time_with(const GroupCost& g, Collective op, double bytes, Algorithm algo
 
 }  // namespace
 
+double all_to_all_time_s(const GroupCost& g, double bytes) {
+  if (g.size <= 1 || bytes <= 0) return 0;
+  const double n = static_cast<double>(g.size), k = static_cast<double>(g.per_node);
+  const double intra = k > 1 ? g.intra.alpha_s + bytes * (k - 1) / (n * g.intra.bandwidth_bytes_per_s) : 0;
+  const double inter = g.nodes > 1 ? g.inter.alpha_s + bytes * (n - k) / (n * g.inter.bandwidth_bytes_per_s) : 0;
+  return std::max(intra, inter);
+}
+
 const char* to_string(Collective op) {
   switch (op) {
     case Collective::all_reduce: return "all_reduce";

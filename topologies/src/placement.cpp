@@ -92,4 +92,27 @@ std::vector<std::vector<int64_t>> Placement::groups(ParallelDim d) const {
   return out;
 }
 
+std::vector<std::vector<int64_t>> expert_groups(const Placement& pl, int64_t etp, int64_t ep,
+                                                ExpertDim d) {
+  const int64_t pp = pl.size(ParallelDim::pp);
+  std::vector<std::vector<int64_t>> stage_ranks(static_cast<size_t>(pp));
+  for (int64_t r = 0; r < pl.world_size(); ++r)
+    stage_ranks[static_cast<size_t>(pl.coords(r).pp)].push_back(r);  // ascending
+  std::vector<std::vector<int64_t>> out;
+  for (const std::vector<int64_t>& ranks : stage_ranks) {
+    const auto n = static_cast<int64_t>(ranks.size());
+    const int64_t edp = n / (etp * ep);
+    // Coordinates (etp_i, ep_i, edp_i) sit at index etp_i + etp * (ep_i + ep * edp_i).
+    const int64_t size = d == ExpertDim::etp ? etp : d == ExpertDim::ep ? ep : edp;
+    const int64_t stride = d == ExpertDim::etp ? 1 : d == ExpertDim::ep ? etp : etp * ep;
+    for (int64_t i = 0; i < n; ++i) {
+      if ((i / stride) % size != 0) continue;  // i is the first member of its group
+      std::vector<int64_t> g;
+      for (int64_t j = 0; j < size; ++j) g.push_back(ranks[static_cast<size_t>(i + j * stride)]);
+      out.push_back(std::move(g));
+    }
+  }
+  return out;
+}
+
 }  // namespace parallax

@@ -45,6 +45,8 @@ size_t Topology::PlanKeyHash::operator()(const PlanKey& k) const {
   h = mix(h, static_cast<uint64_t>(k.tp));
   h = mix(h, static_cast<uint64_t>(k.cp));
   h = mix(h, static_cast<uint64_t>(k.dp));
+  h = mix(h, static_cast<uint64_t>(k.ep));
+  h = mix(h, static_cast<uint64_t>(k.etp));
   return mix(h, static_cast<uint64_t>(k.pp));
 }
 
@@ -58,7 +60,7 @@ Topology::Topology(const ClusterSpec& c) : graph_(c) {}
 Topology::Topology(const ClusterSpec& c, const NodeDescription& node) : graph_(c, node) {}
 
 const PlanComm& Topology::plan_comm(const PlanSpec& p) const {
-  const PlanKey key{p.tp, p.cp, p.dp, p.pp, p.order};
+  const PlanKey key{p.tp, p.cp, p.dp, p.pp, p.ep, expert_tp(p), p.order};
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = plans_.find(key);
@@ -93,6 +95,12 @@ PlanComm Topology::analyse(const PlanSpec& p) const {
     }
   }
   if (p.cp > 1) out.cp_ring_by_stage = analyse_cp_ring(pl, p.pp);
+  // Only expert-parallel plans need the expert groups (a dense plan has ep 1 and no etp).
+  if (p.ep > 1 || p.etp > 0) {
+    out.ep_by_stage = analyse_expert(pl, p, ExpertDim::ep);
+    out.etp_by_stage = analyse_expert(pl, p, ExpertDim::etp);
+    out.edp_by_stage = analyse_expert(pl, p, ExpertDim::edp);
+  }
   if (p.pp > 1) {
     const auto pipelines = pl.groups(ParallelDim::pp);
     for (int64_t k = 0; k + 1 < p.pp; ++k) {
@@ -121,6 +129,21 @@ std::vector<std::vector<P2pCost>> Topology::analyse_cp_ring(const Placement& pl,
   for (size_t k = 0; k < sends.size(); ++k)
     for (const P2pCost& c : analyse_p2p(graph_, sends[k])) push_unique(out[k], c);
   return out;
+}
+
+std::vector<std::vector<GroupCost>> Topology::analyse_expert(const Placement& pl, const PlanSpec& p,
+                                                             ExpertDim d) const {
+  const int64_t etp = expert_tp(p);
+  if ((p.tp * p.cp * p.dp) % (etp * p.ep) != 0)
+    throw InputError("plan", "$.plan.ep", "etp * ep must divide tp * cp * dp");  // validate_plan's rule
+  const auto rank_groups = expert_groups(pl, etp, p.ep, d);
+  std::vector<std::vector<int64_t>> gpu_groups;
+  for (const auto& rg : rank_groups) gpu_groups.push_back(to_gpus(pl, rg));
+  const std::vector<GroupCost> costs = analyse_groups(graph_, gpu_groups);
+  std::vector<std::vector<GroupCost>> by_stage(static_cast<size_t>(p.pp));
+  for (size_t i = 0; i < rank_groups.size(); ++i)
+    push_unique(by_stage[static_cast<size_t>(pl.coords(rank_groups[i].front()).pp)], costs[i]);
+  return by_stage;
 }
 
 GroupCost Topology::group_cost(const std::vector<int64_t>& gpus) const {

@@ -62,6 +62,14 @@ inline double p2p_time_s(const P2pCost& c, double bytes) {
   return bytes <= 0 ? 0 : c.alpha_s + bytes / c.bandwidth_bytes_per_s;
 }
 
+// All-to-all of `bytes` per rank (nccl-tests alltoall "size": each rank sends bytes / n to every
+// member, itself included), as the MoE token dispatch and combine run it. The peers on the
+// member's node receive their (k - 1) / n of the buffer over NVLink at the intra-node ring's
+// bandwidth; the peers on other nodes their (n - k) / n over the member's own NIC at the inter-node
+// ring's; the two run at once, each paying one step latency:
+//   t = max(alpha_intra + bytes (k - 1) / (n B_intra),  alpha_inter + bytes (n - k) / (n B_inter)).
+double all_to_all_time_s(const GroupCost& g, double bytes);
+
 // Analyses groups of GPUs that run the same collective at the same time: each group's cost with
 // the link sharing of all of them. Each group lists distinct GPU ids in ring (rank) order.
 std::vector<GroupCost> analyse_groups(const ClusterGraph& g,

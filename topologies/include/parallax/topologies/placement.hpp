@@ -53,4 +53,15 @@ class Placement {
   std::string order_;
 };
 
+// Expert layers (mixture-of-experts models) re-split each pipeline stage's tp * cp * dp ranks as
+// etp * ep * edp, Megatron-Core's MoE parallel folding (megatron/core/parallel_state.py, the
+// expert RankGenerator, order "tp-ep-dp-pp"): the stage's ranks in ascending order, expert tensor
+// parallelism fastest, then expert parallelism, then expert data parallelism. Megatron-Core's
+// orders put ep right after tp and cp (tp-cp-ep-dp-pp, tp-cp-ep-pp-dp): in both its expert
+// ranks of one stage are numbered so, and the order string need not name ep.
+enum class ExpertDim { etp, ep, edp };
+// Every group of one expert dimension on every stage, ranks ordered by that coordinate.
+std::vector<std::vector<int64_t>> expert_groups(const Placement& pl, int64_t etp, int64_t ep,
+                                                ExpertDim d);
+
 }  // namespace parallax

@@ -27,6 +27,12 @@ struct PlanComm {
   // Per pipeline stage, the distinct costs of one step of the context-parallel ring: every cp
   // rank sending to the next at once, all cp groups of the stage together (empty when cp = 1).
   std::vector<std::vector<P2pCost>> cp_ring_by_stage;
+  // Mixture-of-experts models, per pipeline stage (empty for dense models): the expert-parallel
+  // groups (token all-to-all), the expert tensor-parallel groups and the expert data-parallel
+  // groups (expert gradients), each analysed with all groups of its kind at once.
+  std::vector<std::vector<GroupCost>> ep_by_stage;
+  std::vector<std::vector<GroupCost>> etp_by_stage;
+  std::vector<std::vector<GroupCost>> edp_by_stage;
   // Distinct costs of the stage-to-stage transfers (all pipelines' stage k -> k+1 at once).
   std::vector<P2pCost> p2p;
   // Distinct costs of the first-last stage pairs (tied-embedding gradient all-reduce).
@@ -56,7 +62,7 @@ class Topology {
 
  private:
   struct PlanKey {
-    int64_t tp, cp, dp, pp;
+    int64_t tp, cp, dp, pp, ep, etp;
     std::string order;
     bool operator==(const PlanKey&) const = default;
   };
@@ -69,6 +75,9 @@ class Topology {
 
   PlanComm analyse(const PlanSpec& p) const;
   std::vector<std::vector<P2pCost>> analyse_cp_ring(const Placement& pl, int64_t pp) const;
+  // Costs of each stage's groups of one expert dimension.
+  std::vector<std::vector<GroupCost>> analyse_expert(const Placement& pl, const PlanSpec& p,
+                                                     ExpertDim d) const;
 
   ClusterGraph graph_;
   mutable std::mutex mutex_;

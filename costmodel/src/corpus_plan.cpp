@@ -160,7 +160,12 @@ void read_row_plan(JsonObjectReader& p, PublishedRun& run, std::vector<std::stri
     *field = v.value_or(1);
   }
   plan.cp = int_or_unpublished(p, "cp", true).value_or(1);
-  if (int_or_unpublished(p, "ep", true).value_or(1) > 1) add_reason(reasons, "expert parallelism");
+  // Expert parallelism (validate_plan checks it against the row's experts and stack); etp
+  // unpublished is Megatron-Core's default, tp.
+  const auto ep = int_or_unpublished(p, "ep", true);
+  if (!ep && p.has("ep") && unpublished(p.raw("ep")) && run.model.is_moe()) add_reason(reasons, "ep unpublished");
+  plan.ep = ep.value_or(1);
+  if (p.has("etp")) plan.etp = int_or_unpublished(p, "etp", true).value_or(0);
   const auto mb = int_or_unpublished(p, "micro_batch");
   run.free_micro_batch = !mb;
   plan.micro_batch = mb.value_or(1);
@@ -241,6 +246,11 @@ void read_row_measured(JsonObjectReader& r, const CorpusFile& f, PublishedRun& r
   if (best == 0) t = v;
   if (best == 1) t = tokens / v;
   if (best == 2) t = tokens / (v * gpus);
+  if (best >= 3 && run.model.is_moe()) {
+    // The formulas (megatron_hw, 6n_attn) count a dense model's FLOPs.
+    add_reason(reasons, "mixture of experts measured only in a FLOP convention");
+    return;
+  }
   if (best >= 3) {
     const ConventionFormula& cf = f.formulas.at(run.measured.convention);
     const double flops = formula_flops_per_iteration(cf.flops, run.model, run.job.global_batch, f.path);

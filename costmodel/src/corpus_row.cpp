@@ -78,13 +78,34 @@ struct Reader {
     else s.tied_embeddings = m.get_bool("tied_embeddings");
     // Dropout where the source's configuration states it; Megatron-LM's 0.1 otherwise.
     if (m.has("dropout")) s.dropout = m.get_number("dropout", 0, Limits::max_dropout);
-    for (const char* k : {"experts", "top_k", "expert_ffn_hidden", "shared_experts"}) {
-      if (m.has(k)) {
-        m.ignore(k);
-        need("mixture of experts");
-      }
-    }
+    experts(m);
     m.finish();
+  }
+
+  // A mixture of experts: the row's flat fields as a model file's "moe" object (model_spec.hpp's
+  // MoeSpec, read with its rules): experts -> num_experts, moe_layer_freq -> layer_freq.
+  void experts(JsonObjectReader& m) {
+    const std::pair<const char*, const char*> keys[] = {
+        {"experts", "num_experts"},       {"top_k", "top_k"},
+        {"expert_ffn_hidden", "expert_ffn_hidden"}, {"shared_experts", "shared_experts"},
+        {"shared_expert_ffn_hidden", "shared_expert_ffn_hidden"}, {"moe_layer_freq", "layer_freq"},
+        {"first_k_dense", "first_k_dense"}, {"router", "router"},
+        {"capacity_factor", "capacity_factor"}};
+    nlohmann::json moe = nlohmann::json::object();
+    for (const auto& [row_key, spec_key] : keys) {
+      if (!m.has(row_key)) continue;
+      const nlohmann::json& v = m.raw(row_key);
+      if (unpublished(v)) need(std::string("model ") + row_key + " unpublished");
+      else moe[spec_key] = v;
+    }
+    if (moe.empty() || !reasons.empty()) return;
+    if (!moe.contains("num_experts")) {
+      need("model experts unpublished");
+      return;
+    }
+    const nlohmann::json holder = {{"moe", moe}};
+    JsonObjectReader h(holder, f.path, m.path());
+    read_moe(h, run.model);
   }
 
   void hardware(JsonObjectReader& r) {

@@ -197,6 +197,29 @@ double comm_time(const EfficiencyProfile& pf, const std::vector<CommOp>& ops,
   return worst;
 }
 
+// An MoE layer's compute and TP traffic (recomputed per the plan and not), and its expert-group
+// traffic sizes.
+struct MoeLayers {
+  PhaseTimes rec, plain;
+  std::vector<CommOp> comm_rec, comm_plain;
+  double gemm_rec = 0, gemm_plain = 0;  // linear GEMMs (what TP overlap runs under)
+  MoeLayerComm comm;
+};
+
+MoeLayers moe_layers(const ModelSpec& m, const ShardShape& sh, const PlanSpec& p, const Rates& r) {
+  MoeLayers x;
+  const std::vector<Op> rec = layer_ops(m, sh, p.recompute, true);
+  const std::vector<Op> plain = layer_ops(m, sh, Recompute::none, true);
+  x.rec = phase_times(rec, r);
+  x.plain = phase_times(plain, r);
+  x.gemm_rec = linear_gemm_time(rec, r);
+  x.gemm_plain = linear_gemm_time(plain, r);
+  x.comm_rec = layer_comm(m, sh, p.recompute, true);
+  x.comm_plain = layer_comm(m, sh, Recompute::none, true);
+  x.comm = moe_layer_comm(m, sh);
+  return x;
+}
+
 // One stage's data-parallel traffic on the slowest of its DP groups (ZeRO stage p.zero):
 //   once per iteration: the gradient all-reduce (ZeRO-0), reduce-scatter (ZeRO-1) and the
 //   parameter all-gather after the optimizer step (ZeRO-1/2);
@@ -211,11 +234,11 @@ struct DpTraffic {
   double root_gather_s = 0, root_reduce_s = 0;    // ZeRO-3: the stage's non-layer parameters
 };
 
-DpTraffic dp_traffic(const EfficiencyProfile& pf, const PlanSpec& p,
+DpTraffic dp_traffic(const EfficiencyProfile& pf, const PlanSpec& p, int64_t ranks,
                      const std::vector<GroupCost>& dp, double params, double layer_params,
                      double root, double grad_elem_bytes, double weight_elem_bytes) {
   DpTraffic t;
-  if (grad_ranks(p) <= 1) return t;
+  if (ranks <= 1 || params <= 0) return t;
   const double grads = params * grad_elem_bytes;
   const double weights = params * weight_elem_bytes;
   switch (p.zero) {
@@ -255,6 +278,33 @@ CpRingLayer cp_ring_layer(const EfficiencyProfile& pf, const ModelSpec& m, const
   c.exposed_forward_s = steps * overlapped_time_s(c.step_forward_s, attention.forward / blocks, 0, slowdown);
   c.exposed_backward_s = steps * overlapped_time_s(c.step_backward_s, attention.backward / blocks, 0, slowdown);
   return c;
+}
+
+// One MoE layer's expert-group traffic on a stage's slowest groups, per micro-batch: forward
+// the dispatch and combine all-to-alls over ep and, with etp > 1, the all-gather and reduce-
+// scatter over etp; backward the same again for the gradients.
+struct ExpertTraffic {
+  double all_to_all_s = 0;  // one dispatch (or combine)
+  double forward_s = 0;
+  double backward_s = 0;
+};
+
+ExpertTraffic expert_traffic(const EfficiencyProfile& pf, const PlanComm& comm, int64_t stage,
+                             const MoeLayerComm& c) {
+  ExpertTraffic x;
+  const auto k = static_cast<size_t>(stage);
+  if (c.a2a_bytes > 0 && !comm.ep_by_stage.empty())
+    for (const GroupCost& g : comm.ep_by_stage[k]) x.all_to_all_s = std::max(x.all_to_all_s, all_to_all_time_s(g, c.a2a_bytes));
+  double etp = 0;
+  if (c.etp_bytes > 0) {
+    // etp equal to tp without expert parallelism: the TP groups are the expert TP groups.
+    const auto& groups = comm.etp_by_stage.empty() ? comm.tp_by_stage[k] : comm.etp_by_stage[k];
+    etp = max_coll_s(pf, groups, Collective::all_gather, c.etp_bytes) +
+          max_coll_s(pf, groups, Collective::reduce_scatter, c.etp_bytes);
+  }
+  x.forward_s = 2 * x.all_to_all_s + etp;
+  x.backward_s = x.forward_s;
+  return x;
 }
 
 Rates rates_for(const GpuSpec& gpu, const JobSpec& j, const EfficiencyProfile& prof) {
@@ -350,6 +400,8 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
   const PhaseTimes lt_plain = phase_times(ops_plain, rates);
   const std::vector<CommOp> comm_rec = layer_comm(m, sh, p.recompute);
   const std::vector<CommOp> comm_plain = layer_comm(m, sh, Recompute::none);
+  // A mixture of experts' MoE layers: their own ops, TP traffic and expert-group traffic.
+  const MoeLayers moe = m.is_moe() ? moe_layers(m, sh, p, rates) : MoeLayers{};
   const PhaseTimes emb = phase_times(embedding_ops(m, sh), rates);
   const PhaseTimes head = phase_times(head_ops(m, sh), rates);
 
@@ -376,13 +428,36 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
     const double n_rec = static_cast<double>(p.recompute == Recompute::full ? recomputed : layers);
     const double n_plain = static_cast<double>(layers) - n_rec;
     const std::vector<GroupCost>& tp_groups = comm.tp_by_stage[static_cast<size_t>(k)];
-    const double tp_rec = comm_time(prof, comm_rec, tp_groups);
-    const double tp_plain = comm_time(prof, comm_plain, tp_groups);
+    // MoE layers are the same share f of the recomputed and of the other layers.
+    const double f = layers > 0 ? static_cast<double>(stage_moe_layers(m, p, k)) / static_cast<double>(layers) : 0;
+    auto mixed = [f](const PhaseTimes& dense, const PhaseTimes& moe_layer) {
+      return PhaseTimes{(1 - f) * dense.forward + f * moe_layer.forward,
+                        (1 - f) * dense.backward + f * moe_layer.backward,
+                        (1 - f) * dense.recompute + f * moe_layer.recompute};
+    };
+    const PhaseTimes st_rec = mixed(lt_rec, moe.rec), st_plain = mixed(lt_plain, moe.plain);
+    const double tp_rec = (1 - f) * comm_time(prof, comm_rec, tp_groups) +
+                          (f > 0 ? f * comm_time(prof, moe.comm_rec, tp_groups) : 0);
+    const double tp_plain = (1 - f) * comm_time(prof, comm_plain, tp_groups) +
+                            (f > 0 ? f * comm_time(prof, moe.comm_plain, tp_groups) : 0);
     StageTime st;
-    st.forward_s = n_rec * lt_rec.forward + n_plain * lt_plain.forward;
-    st.backward_s = n_rec * lt_rec.backward + n_plain * lt_plain.backward;
-    st.recompute_s = n_rec * lt_rec.recompute;
+    st.forward_s = n_rec * st_rec.forward + n_plain * st_plain.forward;
+    st.backward_s = n_rec * st_rec.backward + n_plain * st_plain.backward;
+    st.recompute_s = n_rec * st_rec.recompute;
     double tp = n_rec * tp_rec + n_plain * tp_plain;
+    if (f > 0) {
+      // The expert-group traffic of every MoE layer, not overlapped (Megatron-Core's default:
+      // --overlap-moe-expert-parallel-comm and --moe-shared-expert-overlap off); full recompute
+      // re-runs the recomputed layers' dispatch and combine.
+      const ExpertTraffic x = expert_traffic(prof, comm, k, moe.comm);
+      const double n_moe = f * static_cast<double>(layers);
+      st.ep_forward_s = n_moe * x.forward_s;
+      st.ep_backward_s = n_moe * x.backward_s + f * (p.recompute == Recompute::full ? n_rec : 0) * x.forward_s;
+      if (x.all_to_all_s > out.ep_all_to_all_s) {
+        out.ep_all_to_all_s = x.all_to_all_s;
+        out.ep_all_to_all_bytes = moe.comm.a2a_bytes;
+      }
+    }
     if (k == 0) {
       st.forward_s += emb.forward;
       st.backward_s += emb.backward;
@@ -401,15 +476,29 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
       st.cp_forward_s = static_cast<double>(layers) * ring.exposed_forward_s;
       st.cp_backward_s = static_cast<double>(layers) * ring.exposed_backward_s + rerun * ring.exposed_forward_s;
     }
-    st.tp_comm_s = tp_overlapped
-                       ? overlapped_time_s(tp, n_rec * gemm_rec + n_plain * gemm_plain, 0, slowdown)
-                       : exposed_tp * tp;
+    const double gemm = n_rec * ((1 - f) * gemm_rec + f * moe.gemm_rec) +
+                        n_plain * ((1 - f) * gemm_plain + f * moe.gemm_plain);
+    st.tp_comm_s = tp_overlapped ? overlapped_time_s(tp, gemm, 0, slowdown) : exposed_tp * tp;
 
     const double params = stage_params_per_rank(m, p, k);
+    const double expert_params = stage_expert_params_per_rank(m, p, k);
     const double n_layers = static_cast<double>(layers);
-    const DpTraffic t = dp_traffic(prof, p, comm.dp_by_stage[static_cast<size_t>(k)], params,
-                                   layer_params, stage_non_layer_params_per_rank(m, p, k),
-                                   grad_elem, pb.weights);
+    const double non_layer = stage_non_layer_params_per_rank(m, p, k);
+    DpTraffic t = dp_traffic(prof, p, grad_ranks(p), comm.dp_by_stage[static_cast<size_t>(k)],
+                             params - expert_params, layer_params, non_layer, grad_elem, pb.weights);
+    if (expert_params > 0) {
+      // The routed experts' gradients reduce (and ZeRO shards them) over the expert data-
+      // parallel ranks, beside the dense parameters' traffic over dp x cp.
+      const auto& edp_groups = comm.edp_by_stage.empty() ? comm.dp_by_stage[static_cast<size_t>(k)]
+                                                          : comm.edp_by_stage[static_cast<size_t>(k)];
+      const DpTraffic te = dp_traffic(prof, p, expert_grad_ranks(p), edp_groups, expert_params,
+                                      expert_params / n_layers, 0, grad_elem, pb.weights);
+      t.reduce_s += te.reduce_s;
+      t.gather_s += te.gather_s;
+      t.mb_reduce_s += te.mb_reduce_s;
+      t.layer_gather_s += te.layer_gather_s;
+      t.layer_reduce_s += te.layer_reduce_s;
+    }
     const double buckets = static_cast<double>(dp_bucket_count(params, grad_ranks(p)));
     const double bwd = st.backward_s + st.recompute_s;
     // ZeRO-2: each micro-batch's gradients reduce-scattered under its backward (bucketed).
@@ -446,10 +535,13 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
     // Weights cast to fp8 once per iteration (Transformer Engine), after the optimizer step.
     const double weight_cast_bytes =
         sh.fp8 && !j.fp8.weight_cast_per_micro_batch
-            ? n_layers * layer_params * fp8_cast_bytes_per_element(j.fp8, pb.weights)
+            ? (params - non_layer) * fp8_cast_bytes_per_element(j.fp8, pb.weights)
             : 0;
-    out.optimizer_s.push_back(
-        (params / (p.zero >= 1 ? dp : 1) * kOptimizerBytesPerParam + weight_cast_bytes) / opt_rate);
+    // The distributed optimizer steps its shard: the dense parameters' over dp x cp, the experts'
+    // over the expert data-parallel ranks.
+    const double edp = static_cast<double>(expert_grad_ranks(p));
+    const double stepped = p.zero >= 1 ? (params - expert_params) / dp + expert_params / edp : params;
+    out.optimizer_s.push_back((stepped * kOptimizerBytesPerParam + weight_cast_bytes) / opt_rate);
   }
 
   // Pipeline p2p: each TP rank sends its 1/t slice (Megatron-LM scatter/gather, or SP shards);

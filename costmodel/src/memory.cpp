@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "parallax/core/param_counts.hpp"
 #include "parallax/core/stack_spec.hpp"
 
 namespace parallax {
@@ -30,9 +31,47 @@ double layer_params_per_rank(const ModelSpec& m, int64_t tp) {
          bias * 2 * h + 2 * norm;
 }
 
+namespace {
+
+// A dense MLP of width `width` split over t ranks: column-parallel fc1 (weights and biases),
+// row-parallel fc2 (weights; its bias replicated).
+double mlp_params_per_rank(const ModelSpec& m, double width, double t) {
+  const double h = static_cast<double>(m.hidden);
+  const double fc1_out = m.activation == Activation::swiglu ? 2 * width : width;
+  const double bias = m.linear_bias ? 1 : 0;
+  return (h * fc1_out + bias * fc1_out + width * h) / t + bias * h;
+}
+
+}  // namespace
+
+MoeLayerParams moe_layer_params_per_rank(const ModelSpec& m, const PlanSpec& p) {
+  MoeLayerParams out;
+  if (!m.is_moe()) return out;
+  const double t = static_cast<double>(p.tp);
+  const double shared = static_cast<double>(m.moe.shared_experts * m.moe.shared_expert_ffn_hidden);
+  out.dense = layer_params_per_rank(m, p.tp) - mlp_params_per_rank(m, static_cast<double>(m.ffn_hidden), t) +
+              router_params(m) + (shared > 0 ? mlp_params_per_rank(m, shared, t) : 0);
+  out.expert = static_cast<double>(m.moe.num_experts / p.ep) * ffn_params(m, m.moe.expert_ffn_hidden) /
+               static_cast<double>(expert_tp(p));
+  return out;
+}
+
+int64_t stage_moe_layers(const ModelSpec& m, const PlanSpec& p, int64_t stage) {
+  if (!m.is_moe()) return 0;
+  int64_t n = 0;
+  for (int64_t l : stage_layer_ids(m.layers, p, stage)) n += m.is_moe_layer(l) ? 1 : 0;
+  return n;
+}
+
+double stage_expert_params_per_rank(const ModelSpec& m, const PlanSpec& p, int64_t stage) {
+  return static_cast<double>(stage_moe_layers(m, p, stage)) * moe_layer_params_per_rank(m, p).expert;
+}
+
 double stage_params_per_rank(const ModelSpec& m, const PlanSpec& p, int64_t stage) {
-  const double layers = static_cast<double>(stage_layers(m.layers, p, stage));
-  double params = layers * layer_params_per_rank(m, p.tp);
+  const auto moe = static_cast<double>(stage_moe_layers(m, p, stage));
+  const double layers = static_cast<double>(stage_layers(m.layers, p, stage)) - moe;
+  const MoeLayerParams ml = moe_layer_params_per_rank(m, p);
+  double params = layers * layer_params_per_rank(m, p.tp) + moe * (ml.dense + ml.expert);
   const double h = static_cast<double>(m.hidden);
   const double vocab_local =
       static_cast<double>(padded_vocab(m.vocab, p.tp)) / static_cast<double>(p.tp) * h;
@@ -50,8 +89,11 @@ double stage_params_per_rank(const ModelSpec& m, const PlanSpec& p, int64_t stag
 }
 
 double stage_non_layer_params_per_rank(const ModelSpec& m, const PlanSpec& p, int64_t stage) {
-  const double layers = static_cast<double>(stage_layers(m.layers, p, stage));
-  return std::max(0.0, stage_params_per_rank(m, p, stage) - layers * layer_params_per_rank(m, p.tp));
+  const auto moe = static_cast<double>(stage_moe_layers(m, p, stage));
+  const double layers = static_cast<double>(stage_layers(m.layers, p, stage)) - moe;
+  const MoeLayerParams ml = moe_layer_params_per_rank(m, p);
+  return std::max(0.0, stage_params_per_rank(m, p, stage) - layers * layer_params_per_rank(m, p.tp) -
+                           moe * (ml.dense + ml.expert));
 }
 
 namespace {
@@ -136,6 +178,25 @@ double layer_activation_bytes(const ModelSpec& m, const JobSpec& j, const PlanSp
          static_cast<double>(p.cp);
 }
 
+double moe_ffn_extra_activation_bytes(const ModelSpec& m, const JobSpec& j, const PlanSpec& p) {
+  if (!m.is_moe()) return 0;
+  const ShardShape sh = shard_shape(m, j, p);
+  const MoeLayerComm c = moe_layer_comm(m, sh);
+  const double h = static_cast<double>(m.hidden), t = static_cast<double>(p.tp);
+  const double etp = static_cast<double>(expert_tp(p)), k = static_cast<double>(m.moe.top_k);
+  const double rows = etp * c.tokens * k * j.moe_imbalance;
+  // Bytes per token of a dense MLP of width w's hidden tensors (tp_sharded_bytes_per_token's MLP).
+  auto mlp = [&](double w) {
+    return m.activation == Activation::swiglu ? (j.kernels == Kernels::eager ? 8 : 6) * w : 4 * w;
+  };
+  const double sb = shard_tokens(m, sh);
+  const double shared = static_cast<double>(m.moe.shared_experts * m.moe.shared_expert_ffn_hidden);
+  const double moe = c.tokens * 4 * static_cast<double>(m.moe.num_experts) +
+                     rows * (2 * h + mlp(static_cast<double>(m.moe.expert_ffn_hidden) / etp)) +
+                     c.tokens * k * 2 * h + sb * mlp(shared) / t;
+  return moe - sb * mlp(static_cast<double>(m.ffn_hidden)) / t;
+}
+
 double stage_activation_bytes_per_micro_batch(const ModelSpec& m, const JobSpec& j,
                                               const PlanSpec& p, int64_t stage) {
   const double e_scale = shard_shape(m, j, p).act_bytes / 2;  // Korthikanti assumes 16-bit
@@ -148,7 +209,12 @@ double stage_activation_bytes_per_micro_batch(const ModelSpec& m, const JobSpec&
                            ? static_cast<double>(recomputed) * per_layer_kept +
                                  static_cast<double>(layers - recomputed) * per_layer_full
                            : static_cast<double>(layers) * per_layer_kept;
-  return stash * e_scale;
+  // MoE layers keep their FFN's tensors unless fully recomputed (the recomputed layers first).
+  const int64_t moe_layers = stage_moe_layers(m, p, stage);
+  const int64_t moe_kept = p.recompute == Recompute::full
+                               ? std::max<int64_t>(0, moe_layers - recomputed)
+                               : moe_layers;
+  return (stash + static_cast<double>(moe_kept) * moe_ffn_extra_activation_bytes(m, j, p)) * e_scale;
 }
 
 std::vector<StageMemory> stage_memory(const ModelSpec& m, const JobSpec& j, const PlanSpec& plan) {
@@ -172,9 +238,17 @@ std::vector<StageMemory> stage_memory(const ModelSpec& m, const JobSpec& j, cons
     StageMemory sm;
     sm.stage = k;
     sm.params = stage_params_per_rank(m, p, k);
-    sm.weights_bytes = sm.params * pb.weights / (p.zero >= 3 ? dp : 1);
-    sm.grads_bytes = sm.params * pb.grads / (p.zero >= 2 ? dp : 1);
-    sm.optimizer_bytes = sm.params * pb.optimizer / (p.zero >= 1 ? dp : 1);
+    sm.expert_params = stage_expert_params_per_rank(m, p, k);
+    // ZeRO shards the routed experts' state over the ranks that hold the same experts.
+    const double dense = sm.params - sm.expert_params, experts = sm.expert_params;
+    const double edp = static_cast<double>(expert_grad_ranks(p));
+    auto sharded = [&](double bytes_per_param, int64_t from_stage) {
+      return dense * bytes_per_param / (p.zero >= from_stage ? dp : 1) +
+             experts * bytes_per_param / (p.zero >= from_stage ? edp : 1);
+    };
+    sm.weights_bytes = sharded(pb.weights, 3);
+    sm.grads_bytes = sharded(pb.grads, 2);
+    sm.optimizer_bytes = sharded(pb.optimizer, 1);
     sm.activations_bytes =
         stage_activation_bytes_per_micro_batch(m, j, p, k) * in_flight_micro_batches(p, k);
 
@@ -189,6 +263,8 @@ std::vector<StageMemory> stage_memory(const ModelSpec& m, const JobSpec& j, cons
     if (p.pp > 1) buffers += 4 * sbh * sh.act_bytes / t;
     // Embedding output and its dropout mask.
     if (k == 0) buffers += sbh * (sh.act_bytes + m.dropout_mask_bytes());
+    // MoE: the dispatched token rows' send and receive buffers of the all-to-all.
+    if (stage_moe_layers(m, p, k) > 0 && p.ep > 1) buffers += 2 * moe_layer_comm(m, sh).a2a_bytes;
     // The loss at its peak: what the stack holds per logit (presets/stacks/, "loss"), with
     // 16-bit logits; wider activations widen the logits.
     if (k == p.pp - 1) buffers += sb * v_local * (j.loss_bytes_per_logit + sh.act_bytes - 2);

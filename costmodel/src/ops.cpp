@@ -7,10 +7,11 @@
 #include <iterator>
 #include <utility>
 
+#include "op_build.hpp"
 #include "parallax/core/gpu_spec.hpp"
 
 namespace parallax {
-namespace {
+namespace op_build {
 
 
 void add_gemm(std::vector<Op>& ops, std::string name, Phase phase, GemmShape g) {
@@ -45,18 +46,6 @@ void add_linear(std::vector<Op>& fwd, std::vector<Op>& bwd, const std::string& n
   add_gemm(bwd, name + ".wgrad", Phase::backward_weight, {1, k, n, m});
 }
 
-struct LayerDims {
-  double b, s, s_kv, h, a_local, kv_local, d, f_local, t;
-  bool fp8;
-  bool sp;  // sequence parallel
-  Fp8Recipe recipe;
-  double n_ln;  // elements a norm / residual kernel touches on this rank (÷t with SP)
-  double e;     // activation bytes per element
-  bool fused;   // FlashAttention-style attention core
-  bool unpad;   // its inputs packed and its output scattered back (JobSpec::attention_unpad)
-  double mask;  // bytes of dropout mask per element (0: the model trains without dropout)
-  ElementwiseBytes eb;
-};
 
 LayerDims dims(const ModelSpec& m, const ShardShape& sh) {
   LayerDims L{};
@@ -79,10 +68,13 @@ LayerDims dims(const ModelSpec& m, const ShardShape& sh) {
   L.sp = sh.sequence_parallel;
   L.recipe = sh.fp8_recipe;
   L.eb = elementwise_bytes(m, L.e, sh.eager);
+  L.ep = static_cast<double>(sh.ep);
+  L.etp = static_cast<double>(sh.etp);
+  L.imbalance = sh.moe_imbalance;
   return L;
 }
 
-}  // namespace
+}  // namespace op_build
 
 ElementwiseBytes elementwise_bytes(const ModelSpec& m, double e, bool eager) {
   ElementwiseBytes b{};
@@ -124,7 +116,7 @@ ElementwiseBytes elementwise_bytes(const ModelSpec& m, double e, bool eager) {
   return b;
 }
 
-namespace {
+namespace op_build {
 
 // A linear layer of the transformer block: in an fp8 job its three GEMMs run in fp8 and each
 // fp8 input is cast first (Fp8Recipe): the activation X [M,K] in forward and the output gradient
@@ -135,7 +127,6 @@ namespace {
 // row-parallel layer's output gradient) is cast on this rank's 1/t shard before the gather
 // (Transformer Engine's fp8 all-gather of the norm's output; torchao's Float8ColwiseParallel and
 // Float8RowwiseParallel).
-enum class TpSplit { column, row };
 void add_layer_linear(std::vector<Op>& fwd, std::vector<Op>& bwd, const std::string& name,
                       const LayerDims& L, TpSplit split, double m, double n, double k) {
   const size_t f0 = fwd.size(), b0 = bwd.size();
@@ -196,7 +187,7 @@ void attention_core_forward(std::vector<Op>& ops, const LayerDims& L, Phase phas
 // for every plan it predicts, so they are allocated once at their size.
 constexpr size_t kLayerForwardOps = 16, kLayerBackwardOps = 18;
 
-std::vector<Op> layer_forward(const ModelSpec& m, const LayerDims& L, std::vector<Op>& bwd) {
+std::vector<Op> layer_forward(const ModelSpec& m, const LayerDims& L, std::vector<Op>& bwd, bool moe) {
   std::vector<Op> fwd;
   fwd.reserve(kLayerForwardOps);
   bwd.reserve(kLayerBackwardOps);
@@ -232,16 +223,20 @@ std::vector<Op> layer_forward(const ModelSpec& m, const LayerDims& L, std::vecto
   add_mem(bwd, "bias_dropout_add1.bwd", Phase::backward_data, L.n_ln * (2 * L.e + L.mask), L.n_ln);
   add_mem(fwd, "ln2", Phase::forward, L.n_ln * L.eb.norm_fwd, 8 * L.n_ln);
   add_mem(bwd, "ln2.bwd", Phase::backward_data, L.n_ln * L.eb.norm_bwd, 12 * L.n_ln);
-  add_layer_linear(fwd, bwd, "fc1", L, TpSplit::column, sb, fc1_n, L.h);
-  const double ff = sb * L.f_local;
-  if (swiglu) {
-    add_mem(fwd, "swiglu", Phase::forward, ff * L.eb.swiglu_fwd, 6 * ff);
-    add_mem(bwd, "swiglu.bwd", Phase::backward_data, ff * L.eb.swiglu_bwd, 10 * ff);
+  if (moe) {
+    add_moe_ffn(fwd, bwd, m, L);
   } else {
-    add_mem(fwd, "bias_gelu", Phase::forward, ff * 2 * L.e, 10 * ff);
-    add_mem(bwd, "bias_gelu.bwd", Phase::backward_data, ff * 3 * L.e, 14 * ff);
+    add_layer_linear(fwd, bwd, "fc1", L, TpSplit::column, sb, fc1_n, L.h);
+    const double ff = sb * L.f_local;
+    if (swiglu) {
+      add_mem(fwd, "swiglu", Phase::forward, ff * L.eb.swiglu_fwd, 6 * ff);
+      add_mem(bwd, "swiglu.bwd", Phase::backward_data, ff * L.eb.swiglu_bwd, 10 * ff);
+    } else {
+      add_mem(fwd, "bias_gelu", Phase::forward, ff * 2 * L.e, 10 * ff);
+      add_mem(bwd, "bias_gelu.bwd", Phase::backward_data, ff * 3 * L.e, 14 * ff);
+    }
+    add_layer_linear(fwd, bwd, "fc2", L, TpSplit::row, sb, L.h, L.f_local);
   }
-  add_layer_linear(fwd, bwd, "fc2", L, TpSplit::row, sb, L.h, L.f_local);
   add_mem(fwd, "bias_dropout_add2", Phase::forward, L.n_ln * (3 * L.e + L.mask), 3 * L.n_ln);
   add_mem(bwd, "bias_dropout_add2.bwd", Phase::backward_data, L.n_ln * (2 * L.e + L.mask), L.n_ln);
   return fwd;
@@ -271,7 +266,9 @@ void add_tp_pair(std::vector<CommOp>& out, const std::string& name, Phase fwd_ph
   }
 }
 
-}  // namespace
+}  // namespace op_build
+
+using namespace op_build;
 
 const char* op_class_of(const std::string& n) {
   auto starts = [&](const char* p) { return n.rfind(p, 0) == 0; };
@@ -285,6 +282,11 @@ const char* op_class_of(const std::string& n) {
   if (starts("embedding")) return bwd ? "embedding.bwd" : "embedding";
   if (starts("cross_entropy")) return "cross_entropy";
   if (starts("fp8_cast")) return bwd ? "fp8_cast.bwd" : "fp8_cast";
+  // MoE: the routed and shared experts' kernels by what they are (moe.swiglu is an activation,
+  // moe.fc1 a GEMM); the router's scores and top-k, and the token (un)permutation, their own.
+  if (starts("moe.router_topk")) return bwd ? "router.bwd" : "router";
+  if (starts("moe.permute") || starts("moe.unpermute")) return bwd ? "permute.bwd" : "permute";
+  if (starts("moe.")) return op_class_of(n.substr(4));
   return "gemm";
 }
 
@@ -318,6 +320,9 @@ ShardShape shard_shape(const ModelSpec& m, const JobSpec& j, const PlanSpec& p) 
   s.fp8 = j.dtype == Dtype::fp8;
   s.fp8_recipe = j.fp8;
   s.selective = j.selective;
+  s.ep = p.ep;
+  s.etp = expert_tp(p);
+  s.moe_imbalance = j.moe_imbalance;
   return s;
 }
 
@@ -373,14 +378,14 @@ void alternate_matmul_recompute(const ModelSpec& m, const LayerDims& L, int64_t 
 
 }  // namespace
 
-std::vector<Op> layer_ops(const ModelSpec& m, const ShardShape& s, Recompute recompute) {
+std::vector<Op> layer_ops(const ModelSpec& m, const ShardShape& s, Recompute recompute, bool moe) {
   const LayerDims L = dims(m, s);
   std::vector<Op> bwd;
-  std::vector<Op> ops = layer_forward(m, L, bwd);
+  std::vector<Op> ops = layer_forward(m, L, bwd, moe);
   ops.reserve(2 * ops.size() + bwd.size());
   if (recompute == Recompute::full) {
     std::vector<Op> unused;
-    for (Op op : layer_forward(m, L, unused)) {
+    for (Op op : layer_forward(m, L, unused, moe)) {
       op.phase = Phase::recompute;
       ops.push_back(op);
     }
@@ -394,15 +399,18 @@ std::vector<Op> layer_ops(const ModelSpec& m, const ShardShape& s, Recompute rec
   return ops;
 }
 
-std::vector<CommOp> layer_comm(const ModelSpec& m, const ShardShape& s, Recompute recompute) {
+std::vector<CommOp> layer_comm(const ModelSpec& m, const ShardShape& s, Recompute recompute, bool moe) {
   std::vector<CommOp> out;
   if (s.tp == 1) return out;
   const double bytes = shard_tokens(m, s) * static_cast<double>(m.hidden) * s.act_bytes;
+  // An MoE layer's routed experts exchange tokens over the expert groups (moe_layer_comm); only
+  // its shared experts, a dense MLP split over tp, gather and reduce-scatter over TP.
+  const bool mlp = !moe || m.moe.shared_experts > 0;
   add_tp_pair(out, "attn", Phase::forward, bytes, s.sequence_parallel, true);
-  add_tp_pair(out, "mlp", Phase::forward, bytes, s.sequence_parallel, true);
+  if (mlp) add_tp_pair(out, "mlp", Phase::forward, bytes, s.sequence_parallel, true);
   if (recompute == Recompute::full) {
     add_tp_pair(out, "attn.recompute", Phase::recompute, bytes, s.sequence_parallel, false);
-    add_tp_pair(out, "mlp.recompute", Phase::recompute, bytes, s.sequence_parallel, false);
+    if (mlp) add_tp_pair(out, "mlp.recompute", Phase::recompute, bytes, s.sequence_parallel, false);
   }
   return out;
 }

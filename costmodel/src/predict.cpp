@@ -38,6 +38,9 @@ Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, c
   out.time.compute_s = mb * (sc.forward_s + sc.backward_s + sc.recompute_s);
   out.time.tp_comm_s = mb * sc.tp_comm_s;
   out.time.cp_comm_s = mb * (sc.cp_forward_s + sc.cp_backward_s);
+  out.time.ep_comm_s = mb * (sc.ep_forward_s + sc.ep_backward_s);
+  out.ep_all_to_all_s = costs.ep_all_to_all_s;
+  out.ep_all_to_all_bytes = costs.ep_all_to_all_bytes;
   out.time.pp_comm_s = mb * pp_per_mb + 2 * static_cast<double>(p.pp - 1) * costs.p2p_s;
   out.time.bubble_s = static_cast<double>(p.pp - 1) / vpp * mean_s;
   // The exposed data-parallel traffic: ZeRO-2/3's per micro-batch on the critical stage, and the
@@ -47,17 +50,22 @@ Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, c
       mb * (sc.dp_forward_s + sc.dp_backward_s) +
       *std::max_element(costs.dp_exposed_s.begin(), costs.dp_exposed_s.end());
   out.time.optimizer_s = *std::max_element(costs.optimizer_s.begin(), costs.optimizer_s.end());
-  out.iteration_time_s = out.time.compute_s + out.time.tp_comm_s + out.time.cp_comm_s + out.time.pp_comm_s +
+  out.iteration_time_s = out.time.compute_s + out.time.tp_comm_s + out.time.cp_comm_s + out.time.ep_comm_s +
+                         out.time.pp_comm_s +
                          out.time.bubble_s + out.time.dp_comm_exposed_s + out.time.optimizer_s;
 
-  // FLOPs: counted GEMMs of every rank and micro-batch.
-  const ShardShape sh = shard_shape(m, j, p);
+  // FLOPs: counted GEMMs of every rank and micro-batch. The MoE layers' at uniform routing: an
+  // imbalance slows the busiest rank, it does not add work.
+  ShardShape sh = shard_shape(m, j, p);
+  sh.moe_imbalance = 1;
   const std::vector<Op> layer_plain = layer_ops(m, sh, Recompute::none);
   const std::vector<Op> layer_rec = layer_ops(m, sh, p.recompute);
+  const auto moe_layers = static_cast<double>(m.moe_layers());
+  const double moe_plain = moe_layers > 0 ? total_flops(layer_ops(m, sh, Recompute::none, true), false) : 0;
   const double ranks_x_mb =
       static_cast<double>(p.tp) * static_cast<double>(p.cp) * mb * static_cast<double>(p.dp);
-  out.model_flops = ranks_x_mb * (static_cast<double>(m.layers) * total_flops(layer_plain, false) +
-                                  total_flops(head_ops(m, sh), false));
+  out.model_flops = ranks_x_mb * ((static_cast<double>(m.layers) - moe_layers) * total_flops(layer_plain, false) +
+                                  moe_layers * moe_plain + total_flops(head_ops(m, sh), false));
   int64_t rec_total = 0;
   for (int64_t k = 0; k < p.pp; ++k) {
     rec_total += p.recompute == Recompute::full && p.recompute_layers > 0
@@ -68,7 +76,8 @@ Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, c
   out.hardware_flops = out.model_flops + ranks_x_mb * rec_layers * (total_flops(layer_rec, true) -
                                                                     total_flops(layer_rec, false));
   const int64_t global_batch = p.micro_batch * p.num_micro_batches * p.dp;
-  out.megatron_flops = megatron_flops_closed_form(m, global_batch);
+  // Megatron's closed form is a dense GPT's: an MoE model reports its counted model FLOPs.
+  out.megatron_flops = m.is_moe() ? out.model_flops : megatron_flops_closed_form(m, global_batch);
   const double gpus = static_cast<double>(p.gpus());
   const double denom = gpus * out.iteration_time_s * 1e12;
   out.model_tflops_per_gpu = out.model_flops / denom;

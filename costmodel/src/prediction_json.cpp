@@ -16,9 +16,12 @@ nlohmann::json to_json(const Prediction& p) {
   j["fits"] = p.fits;
   j["bytes_per_param"] = p.bytes_per_param;
   j["zero_run"] = p.zero_run;
+  if (p.ep_all_to_all_bytes > 0)
+    j["ep_all_to_all"] = {{"bytes", p.ep_all_to_all_bytes}, {"time_s", p.ep_all_to_all_s}};
   j["time"] = {{"compute_s", p.time.compute_s},
                {"tp_comm_s", p.time.tp_comm_s},
                {"cp_comm_s", p.time.cp_comm_s},
+               {"ep_comm_s", p.time.ep_comm_s},
                {"pp_comm_s", p.time.pp_comm_s},
                {"dp_comm_exposed_s", p.time.dp_comm_exposed_s},
                {"bubble_s", p.time.bubble_s},
@@ -39,7 +42,9 @@ nlohmann::json to_json(const Prediction& p) {
                       {"backward_s", t.backward_s},
                       {"recompute_s", t.recompute_s},
                       {"tp_comm_s", t.tp_comm_s},
-                      {"cp_comm_s", t.cp_forward_s + t.cp_backward_s}});
+                      {"cp_comm_s", t.cp_forward_s + t.cp_backward_s},
+                      {"ep_comm_s", t.ep_forward_s + t.ep_backward_s},
+                      {"expert_params", s.expert_params}});
   }
   j["memory"] = {{"peak_bytes", p.peak_bytes},
                  {"peak_stage", p.peak_stage},

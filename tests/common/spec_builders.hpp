@@ -72,6 +72,12 @@ class PlanBuilder {
     p_.cp = size;
     return *this;
   }
+  // Expert-parallel and expert tensor-parallel sizes (mixture-of-experts models; etp 0 = tp).
+  PlanBuilder& ep(int64_t size, int64_t etp = 0) {
+    p_.ep = size;
+    p_.etp = etp;
+    return *this;
+  }
   PlanBuilder& order(const std::string& o) {
     p_.order = o;
     return *this;

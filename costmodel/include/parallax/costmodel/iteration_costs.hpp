@@ -31,9 +31,14 @@ struct StageTime {
   // recomputed forward's.
   double cp_forward_s = 0;
   double cp_backward_s = 0;
+  // Mixture of experts: the expert-group traffic of one micro-batch's MoE layers (the token
+  // all-to-alls over ep and the gathers over etp), not overlapped: forward, and backward with
+  // the recomputed forward's.
+  double ep_forward_s = 0;
+  double ep_backward_s = 0;
   double total_s() const {
     return forward_s + backward_s + recompute_s + tp_comm_s + dp_forward_s + dp_backward_s +
-           cp_forward_s + cp_backward_s;
+           cp_forward_s + cp_backward_s + ep_forward_s + ep_backward_s;
   }
 };
 
@@ -58,6 +63,10 @@ struct IterationCosts {
   // the iteration: the stack's overlaps, else 1 - the profile's dp overlap of it.
   std::vector<double> dp_exposed_s;
   std::vector<double> optimizer_s;  // per stage
+  // Mixture of experts: one dispatch all-to-all of one MoE layer and micro-batch on the slowest
+  // expert-parallel group of any stage, and its nccl-tests size per rank (0 without ep).
+  double ep_all_to_all_s = 0;
+  double ep_all_to_all_bytes = 0;
   double peak_flops_per_s = 0;      // dense peak of the job's dtype
   double cache_fraction = 0;        // cache_resident_fraction() the op times used
 };

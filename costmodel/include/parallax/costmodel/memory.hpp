@@ -23,6 +23,27 @@ ParamBytes param_bytes(ParamBytesConvention c);
 // Parameters one rank holds for one transformer layer (tp-sharded; norms and row-parallel biases
 // replicated).
 double layer_params_per_rank(const ModelSpec& m, int64_t tp);
+// Mixture of experts: one MoE layer's parameters on a rank, by the ranks that reduce their
+// gradients: `dense` (attention, norms, the router, the shared experts split over tp; over the
+// dp x cp ranks as a dense layer's) and `expert` (its num_experts / ep routed experts, each FFN
+// 1/etp of its width; over the expert data-parallel ranks, expert_grad_ranks).
+struct MoeLayerParams {
+  double dense = 0;
+  double expert = 0;
+};
+MoeLayerParams moe_layer_params_per_rank(const ModelSpec& m, const PlanSpec& p);
+// MoE layers among the layers of pipeline stage `stage` (stage_layer_ids); 0 for a dense model.
+int64_t stage_moe_layers(const ModelSpec& m, const PlanSpec& p, int64_t stage);
+// The routed experts' parameters on the stage's rank (part of stage_params_per_rank).
+double stage_expert_params_per_rank(const ModelSpec& m, const PlanSpec& p, int64_t stage);
+// What an MoE layer's FFN stashes for the backward on a rank, one micro-batch, 16-bit, with no
+// recompute, less the dense MLP's it replaces (layer_activation_bytes counts every layer as
+// dense): the router's fp32 scores (4 E per routed token); the R = etp T top_k imbalance rows
+// the rank's experts receive (their input h, the FFN's hidden tensors as a dense MLP of width
+// expert_ffn_hidden / etp keeps them); the top_k output rows per routed token the un-permutation
+// weights; and the shared experts as a dense MLP of their width.
+double moe_ffn_extra_activation_bytes(const ModelSpec& m, const JobSpec& j, const PlanSpec& p);
+
 // Parameters on pipeline stage `stage` of one tensor-parallel rank (stage_layers() of them).
 double stage_params_per_rank(const ModelSpec& m, const PlanSpec& p, int64_t stage);
 // Of those, the parameters outside the transformer layers (embeddings, final norm, output layer):
@@ -70,6 +91,7 @@ double in_flight_micro_batches(const PlanSpec& p, int64_t stage);
 struct StageMemory {
   int64_t stage = 0;
   double params = 0;
+  double expert_params = 0;  // of params, the routed experts' (sharded over the edp ranks)
   double weights_bytes = 0;
   double grads_bytes = 0;
   double optimizer_bytes = 0;

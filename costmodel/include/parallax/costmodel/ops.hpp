@@ -68,6 +68,11 @@ struct ShardShape {
   bool fp8 = false;              // the layers' linear GEMMs in fp8, with their casts
   Fp8Recipe fp8_recipe;
   SelectiveRecompute selective = SelectiveRecompute::attention_core;  // the stack's policy
+  // Mixture of experts: the plan's expert-parallel and expert tensor-parallel sizes, and the
+  // tokens the most loaded expert-parallel rank receives over the mean (JobSpec::moe_imbalance).
+  int64_t ep = 1;
+  int64_t etp = 1;
+  double moe_imbalance = 1;
 };
 
 // The matmuls of one layer's forward as a PyTorch model issues them (q, k, v, o, then the FFN's
@@ -101,8 +106,24 @@ double shard_tokens(const ModelSpec& m, const ShardShape& s);
 int64_t padded_vocab(int64_t vocab, int64_t tp);
 
 // One transformer layer: forward, backward (data and weight), and recompute ops per the mode.
-std::vector<Op> layer_ops(const ModelSpec& m, const ShardShape& s, Recompute recompute);
-std::vector<CommOp> layer_comm(const ModelSpec& m, const ShardShape& s, Recompute recompute);
+// moe: a mixture-of-experts layer (its FFN the routed and shared experts, moe_ops.cpp).
+std::vector<Op> layer_ops(const ModelSpec& m, const ShardShape& s, Recompute recompute, bool moe = false);
+std::vector<CommOp> layer_comm(const ModelSpec& m, const ShardShape& s, Recompute recompute,
+                               bool moe = false);
+
+// The expert-group traffic of one MoE layer and micro-batch on a rank (Megatron-Core's
+// MoEAlltoAllTokenDispatcher): the tokens it routes (seq_len b / (cp tp), each tp rank its
+// sequence-parallel share) go to their top_k experts by an all-to-all over the ep group, are
+// all-gathered over the etp group when each expert's FFN is split, and come back the same way
+// (reduce-scatter, all-to-all); backward sends the gradients the same way.
+struct MoeLayerComm {
+  double tokens = 0;     // tokens this rank routes
+  // nccl-tests size of one dispatch (or combine) all-to-all: top_k rows of h per token, scaled by
+  // the imbalance (the busiest rank's share bounds the exchange).
+  double a2a_bytes = 0;
+  double etp_bytes = 0;  // all-gather output / reduce-scatter input over etp (0 with etp 1)
+};
+MoeLayerComm moe_layer_comm(const ModelSpec& m, const ShardShape& s);
 // Embedding on the first stage; final norm, logits and cross-entropy on the last.
 std::vector<Op> embedding_ops(const ModelSpec& m, const ShardShape& s);
 std::vector<CommOp> embedding_comm(const ModelSpec& m, const ShardShape& s);

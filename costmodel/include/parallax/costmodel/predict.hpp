@@ -20,6 +20,7 @@ struct TimeBreakdown {
   double compute_s = 0;
   double tp_comm_s = 0;
   double cp_comm_s = 0;  // the context-parallel ring's exposed sends
+  double ep_comm_s = 0;  // mixture of experts: the token all-to-alls (and etp gathers)
   double pp_comm_s = 0;
   double dp_comm_exposed_s = 0;
   double bubble_s = 0;
@@ -37,6 +38,10 @@ struct Prediction {
   double megatron_tflops_per_gpu = 0;
   double mfu = 0;  // model FLOPs / (gpus * time * dense peak of the dtype)
   TimeBreakdown time;
+  // Mixture of experts with ep > 1: one dispatch all-to-all (one MoE layer, one micro-batch) on
+  // the slowest expert-parallel group, and its per-rank size (IterationCosts).
+  double ep_all_to_all_s = 0;
+  double ep_all_to_all_bytes = 0;
   std::vector<StageTime> stage_times;
   std::vector<StageMemory> memory;
   double peak_bytes = 0;  // most loaded stage, without the reserve

@@ -55,6 +55,16 @@ SimInputs make_sim_inputs(const ModelSpec& m, const Topology& topo, const JobSpe
     const double reruns = p.recompute == Recompute::full ? 1 : 0;
     rc.cp_forward_bytes = chunk_layers * ring_steps * kv_step_bytes;
     rc.cp_backward_bytes = chunk_layers * ring_steps * (2 + reruns) * kv_step_bytes;
+    rc.forward_ep_s = st.ep_forward_s / vpp;
+    rc.backward_ep_s = st.ep_backward_s / vpp;
+    if (m.is_moe() && p.ep > 1) {
+      // Dispatch and combine per MoE layer of the chunk (backward: their gradients, and the
+      // recomputed forward's), each all-to-all the rank's a2a_bytes.
+      const double moe_layers = static_cast<double>(stage_moe_layers(m, p, k)) / vpp;
+      const double a2a = moe_layer_comm(m, sh).a2a_bytes;
+      rc.ep_forward_bytes = moe_layers * 2 * a2a;
+      rc.ep_backward_bytes = moe_layers * 2 * (1 + reruns) * a2a;
+    }
     rc.dp_s = costs.dp_s[i];
     rc.dp_buckets = dp_bucket_count(mem[i].params, grad_ranks(p));
     rc.dp_bytes = grad_ranks(p) > 1 ? mem[i].params * grad_elem : 0;

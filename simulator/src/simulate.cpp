@@ -140,15 +140,21 @@ class Engine {
       record(now + compute + tp, cp, fwd ? rc.cp_forward_bytes : rc.cp_backward_bytes, r,
              s.micro_batch, s.chunk, SimStream::cp, fwd ? SimOpKind::cp_forward : SimOpKind::cp_backward);
     }
+    // The MoE layers' token all-to-alls, not overlapped (iteration_costs), after the ring.
+    const double ep = fwd ? rc.forward_ep_s : rc.backward_ep_s;
+    if (ep > 0) {
+      record(now + compute + tp + cp, ep, fwd ? rc.ep_forward_bytes : rc.ep_backward_bytes, r,
+             s.micro_batch, s.chunk, SimStream::ep, fwd ? SimOpKind::ep_forward : SimOpKind::ep_backward);
+    }
     if (fwd) {
       stash_[i] += rc.chunk_activation_bytes;
       sample_memory(r, now);
     }
     running_[i] = 1;
     step_start_[i] = now;
-    res_.ranks[i].steps_s += shard + compute + tp + cp;
+    res_.ranks[i].steps_s += shard + compute + tp + cp + ep;
     ++res_.steps;
-    push(now + compute + tp + cp, r, kStepDone);
+    push(now + compute + tp + cp + ep, r, kStepDone);
   }
 
   // Returns when the sender's compute stream is released (the exposed share of the transfer).
@@ -277,6 +283,8 @@ const char* to_string(SimStream s) {
       return "dp comm";
     case SimStream::cp:
       return "cp ring";
+    case SimStream::ep:
+      return "ep all-to-all";
   }
   return "?";
 }
@@ -309,6 +317,10 @@ const char* to_string(SimOpKind k) {
       return "cp F";
     case SimOpKind::cp_backward:
       return "cp B";
+    case SimOpKind::ep_forward:
+      return "ep F";
+    case SimOpKind::ep_backward:
+      return "ep B";
   }
   return "?";
 }

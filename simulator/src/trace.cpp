@@ -11,7 +11,8 @@ namespace parallax {
 namespace {
 
 constexpr SimStream kStreams[] = {SimStream::compute, SimStream::tp, SimStream::pp_send,
-                                  SimStream::pp_recv, SimStream::dp, SimStream::cp};
+                                  SimStream::pp_recv, SimStream::dp, SimStream::cp,
+                                  SimStream::ep};
 
 double us(double s) { return s * 1e6; }
 

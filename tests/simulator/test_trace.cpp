@@ -35,7 +35,7 @@ TEST_CASE("simulator: Chrome trace of a small plan", "[simulator][trace]") {
   const int ranks = 4, stages = 8, m = 4, steps = 2 * stages * m;  // 64 F/B steps
   const int transfers = 2 * (stages - 1) * m;                      // 56, each way per boundary
   CHECK(meta["process_name"] == ranks);
-  CHECK(meta["thread_name"] == ranks * 6);  // compute, tp, pp send, pp recv, dp, cp ring
+  CHECK(meta["thread_name"] == ranks * 7);  // compute, tp, pp send, pp recv, dp, cp ring, ep all-to-all
   CHECK(by_kind["pp send"] == transfers);
   CHECK(by_kind["pp recv"] == transfers);
   CHECK(by_kind["tp comm"] == steps);  // every step has exposed TP time here (tp 8, no overlap)

@@ -28,6 +28,10 @@ struct RankCosts {
   double backward_cp_s = 0;     // of that backward (and its recomputed forward)
   double cp_forward_bytes = 0;  // bytes this rank sends round the ring in that forward
   double cp_backward_bytes = 0;
+  double forward_ep_s = 0;      // mixture of experts: the token all-to-alls of that forward
+  double backward_ep_s = 0;     // of that backward (and its recomputed forward)
+  double ep_forward_bytes = 0;  // bytes this rank sends in them
+  double ep_backward_bytes = 0;
   double dp_s = 0;              // gradient synchronisation over the data-parallel group
   int64_t dp_buckets = 1;       // the synchronisation runs as this many equal buckets
   double dp_bytes = 0;          // gradient bytes reduced

@@ -13,7 +13,7 @@
 
 namespace parallax {
 
-enum class SimStream : int8_t { compute, tp, pp_send, pp_recv, dp, cp };
+enum class SimStream : int8_t { compute, tp, pp_send, pp_recv, dp, cp, ep };
 enum class SimOpKind : int8_t {
   forward,
   backward,
@@ -27,7 +27,9 @@ enum class SimOpKind : int8_t {
   shard_backward,  // exposed ZeRO-2/3 gathers and reduce-scatters of a backward step (dp stream)
   optimizer,
   cp_forward,   // exposed context-parallel ring sends of a forward step (cp stream)
-  cp_backward   // of a backward step, the recomputed forward's included
+  cp_backward,  // of a backward step, the recomputed forward's included
+  ep_forward,   // mixture of experts: the token all-to-alls of a forward step (ep stream)
+  ep_backward   // of a backward step, the recomputed forward's included
 
 };
 const char* to_string(SimStream s);

@@ -29,6 +29,21 @@
 namespace parallax::cli {
 namespace {
 
+// The winner's expert-parallel traffic: one dispatch all-to-all and what all of them add.
+std::string all_to_all_text(const ModelSpec& m, const RankedPlan& win) {
+  const Prediction& pr = win.prediction;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "expert all-to-all: ep %lld; one dispatch (or combine) of one MoE layer and "
+                "micro-batch sends %.1f MiB per rank (top_k %lld rows of hidden %lld per routed "
+                "token) in %.3f ms on the slowest group; 4 per MoE layer and micro-batch (dispatch "
+                "and combine, forward and backward) on %lld MoE layers: %.3f s of the iteration",
+                static_cast<long long>(win.plan.ep), pr.ep_all_to_all_bytes / 1048576.0,
+                static_cast<long long>(m.moe.top_k), static_cast<long long>(m.hidden),
+                pr.ep_all_to_all_s * 1e3, static_cast<long long>(m.moe_layers()), pr.time.ep_comm_s);
+  return buf;
+}
+
 struct PlanArgs {
   PlanOptions job;
   int64_t top = 10;
@@ -177,6 +192,7 @@ void run_plan(const PlanArgs& a) {
             << memory_section(win.prediction, win.plan);
   if (a.explain) {
     std::cout << '\n' << rejections_text(res);
+    if (win.prediction.ep_all_to_all_bytes > 0) std::cout << all_to_all_text(in.model, win) << '\n';
     if (res.plans.size() > 1) {
       std::cout << "winner vs #2: " << explain_difference(win, res.plans[1]) << '\n';
     }

@@ -41,6 +41,8 @@ std::string time_table(const Prediction& pr) {
   for (const auto& [name, s] : parts) time.add_row({name, fmt(s, 3), fmt_pct(s / it)});
   if (pr.time.cp_comm_s > 0)
     time.add_row({"context-parallel ring (exposed)", fmt(pr.time.cp_comm_s, 3), fmt_pct(pr.time.cp_comm_s / it)});
+  if (pr.time.ep_comm_s > 0)
+    time.add_row({"expert-parallel all-to-all", fmt(pr.time.ep_comm_s, 3), fmt_pct(pr.time.ep_comm_s / it)});
   return time.str();
 }
 

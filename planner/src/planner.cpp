@@ -115,7 +115,7 @@ std::string explain_difference(const RankedPlan& a, const RankedPlan& b) {
   const TimeBreakdown& y = b.prediction.time;
   const std::pair<const char*, double> parts[] = {
       {"compute", x.compute_s - y.compute_s},     {"TP comm", x.tp_comm_s - y.tp_comm_s},
-      {"CP ring", x.cp_comm_s - y.cp_comm_s},
+      {"CP ring", x.cp_comm_s - y.cp_comm_s},    {"EP all-to-all", x.ep_comm_s - y.ep_comm_s},
       {"PP p2p", x.pp_comm_s - y.pp_comm_s},      {"bubble", x.bubble_s - y.bubble_s},
       {"DP comm", x.dp_comm_exposed_s - y.dp_comm_exposed_s},
       {"optimizer", x.optimizer_s - y.optimizer_s}};
@@ -133,6 +133,8 @@ std::string explain_difference(const RankedPlan& a, const RankedPlan& b) {
   diff("tp", std::to_string(p.tp), std::to_string(q.tp));
   diff("pp", std::to_string(p.pp), std::to_string(q.pp));
   diff("dp", std::to_string(p.dp), std::to_string(q.dp));
+  diff("ep", std::to_string(p.ep), std::to_string(q.ep));
+  diff("etp", std::to_string(expert_tp(p)), std::to_string(expert_tp(q)));
   diff("vpp", std::to_string(p.vpp), std::to_string(q.vpp));
   diff("micro-batch", std::to_string(p.micro_batch), std::to_string(q.micro_batch));
   diff("schedule", to_string(p.schedule), to_string(q.schedule));

@@ -24,6 +24,10 @@ enum RuleId {
   kInterleavedM,
   kGpipe,
   kZeroPp,
+  kEpExperts,
+  kEpRanks,
+  kEtpFfn,
+  kMoeSp,
   kStack,
   kRuleCount
 };
@@ -81,6 +85,21 @@ std::vector<std::pair<int64_t, int64_t>> context_pipeline_sizes(const ModelSpec&
   return out;
 }
 
+// The (ep, etp) pairs to try: (1, 0) for a dense model; for a mixture of experts every ep that
+// divides the experts and the stage's tp * cp * dp ranks, with the expert FFN split over tp
+// (etp 0, Megatron-Core's default) or not at all (etp 1, what its MoE guide recommends with ep).
+std::vector<std::pair<int64_t, int64_t>> expert_sizes(const ModelSpec& m, int64_t ranks, int64_t tp,
+                                                      const SearchOptions& o) {
+  if (!m.is_moe()) return {{1, 0}};
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (int64_t ep : divisors(m.moe.num_experts)) {
+    if (ranks % ep != 0 || !allowed(o.ep_values, ep)) continue;
+    for (int64_t etp : tp > 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0})
+      if (ranks % ((etp > 0 ? etp : tp) * ep) == 0) out.emplace_back(ep, etp);
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* to_string(RejectReason r) {
@@ -125,6 +144,13 @@ const std::vector<Rule>& plan_rules() {
       {"zero23-needs-pp1", RejectReason::trainer_rule,
        "ZeRO-2/3 do not run with pipeline parallelism (Megatron-LM, DeepSpeed); TorchTitan's "
        "FSDP with pp moves and holds what ZeRO-1 does, which the search covers"},
+      {"ep-divides-experts", RejectReason::divisibility, "num_experts % ep == 0"},
+      {"ep-divides-ranks", RejectReason::divisibility,
+       "(tp * cp * dp) % (etp * ep) == 0 (the expert layers re-split each stage's ranks)"},
+      {"etp-divides-expert-ffn", RejectReason::divisibility, "expert_ffn_hidden % etp == 0"},
+      {"moe-tp-needs-sp", RejectReason::trainer_rule,
+       "a mixture of experts with tp > 1 runs sequence parallel (Megatron-Core's MoE layer raises "
+       "without it)"},
       {"stack-runs-it", RejectReason::trainer_rule,
        "the stack's capability table (presets/stacks/, \"capabilities\") admits the ZeRO stage, "
        "schedule, parallel dimensions and model (--allow-all admits what it does not)"},
@@ -153,6 +179,12 @@ const Rule* first_broken_rule(const ModelSpec& m, const ClusterSpec& c, const Jo
                                : !microbatch_group_refusal(p.pp, p.num_micro_batches,
                                                            p.microbatch_group).empty())) {
     return &r[kInterleavedM];
+  }
+  if (m.is_moe()) {
+    if (m.moe.num_experts % p.ep != 0) return &r[kEpExperts];
+    if ((p.tp * p.cp * p.dp) % (expert_tp(p) * p.ep) != 0) return &r[kEpRanks];
+    if (m.moe.expert_ffn_hidden % expert_tp(p) != 0) return &r[kEtpFfn];
+    if (p.tp > 1 && !p.sequence_parallel) return &r[kMoeSp];
   }
   if (!o.allow_all && p.schedule == Schedule::gpipe) return &r[kGpipe];
   if (!o.allow_all && p.zero >= 2 && p.pp > 1) return &r[kZeroPp];
@@ -217,9 +249,12 @@ Candidates enumerate_plans(const ModelSpec& m, const ClusterSpec& c, const JobSp
                 if (!o.sp_values.empty() &&
                     std::find(o.sp_values.begin(), o.sp_values.end(), sp == 1) == o.sp_values.end())
                   continue;
+                for (const auto& [ep, etp] : expert_sizes(m, tp * cp * dp, tp, o))
                 for (int64_t z : o.zero) {
                   if (dp * cp == 1 && z > 0) continue;  // nothing to shard
                   PlanSpec p = base;
+                  p.ep = ep;
+                  p.etp = etp;
                   p.schedule = sched;
                   p.vpp = vpp;
                   // Megatron-Core runs m not divisible by pp in larger micro-batch groups.

@@ -32,6 +32,7 @@ struct SearchOptions {
   int64_t force_cp = 0;              // 0 = search (cp over the divisors that cut the sequence)
   // Only these values (a search file's lists); empty = every value. vpp 1 = no interleaving.
   std::vector<int64_t> tp_values, pp_values, mbs_values, vpp_values, cp_values;
+  std::vector<int64_t> ep_values;  // mixture of experts: the ep sizes to try (empty: every one)
   std::vector<bool> sp_values;       // empty: off, and on when tp > 1 and sequence_parallel
   // Keep every candidate with its fate (plan --csv): rule-rejected ones in Candidates::rejected
   // and SearchResult::rejected, memory-rejected ones in SearchResult::unfit.

@@ -10,6 +10,7 @@
 #include "parallax/core/error.hpp"
 #include "parallax/core/spec_json.hpp"
 #include "launch_args.hpp"
+#include "megatron_moe.hpp"
 
 namespace parallax {
 namespace {
@@ -148,6 +149,7 @@ std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& da
   if (!m.tied_embeddings) a.push_back("--untie-embeddings-and-output-weights");
   if (!m.linear_bias) a.push_back("--disable-bias-linear");
   launch_args::add_dropout(a, m);
+  megatron_moe::add_flags(a, m, p);
   // fp8 through Transformer Engine: bf16 outside the fp8 GEMMs, E4M3 forward and E5M2 gradients
   // (hybrid), the stack's scaling (delayed amax history, or the current tensor's: tensorwise).
   if (f.job.dtype == Dtype::bf16 || f.job.dtype == Dtype::fp8) a.push_back("--bf16");
@@ -278,6 +280,7 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
   bool megatron_fsdp = false;
   int64_t virtual_stages = 0, train_samples = 0, microbatch_group = 0, train_iters = 0;
   std::string sharding = "optim_grads_params", ckpt_format, fp8_format, fp8_recipe = "delayed";
+  megatron_moe::Flags moe;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&]() -> std::string {
@@ -388,12 +391,8 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
       for (const std::string& t : types)
         if (t != "p2p")
           throw InputError("megatron args", a, "only p2p, the ring Parallax models, is supported (got \"" + t + "\")");
-    } else if (a == "--expert-model-parallel-size" || a == "--expert-tensor-parallel-size") {
-      if (integer() > 1)
-        throw InputError("megatron args", a, "above 1 is not modelled yet (expert parallelism)");
-    } else if (a == "--num-experts") {
-      value();
-      throw InputError("megatron args", a, "mixture-of-experts models are not modelled yet");
+    } else if (megatron_moe::read_flag(a, value, moe)) {
+      continue;
     } else if (a == "--microbatch-group-size-per-virtual-pipeline-stage") {
       microbatch_group = integer();
     } else if (ignored != nullptr && a.rfind("--", 0) == 0) {
@@ -406,6 +405,8 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
     }
   }
   if (!gqa) m.kv_heads = m.heads;
+  m.moe = MoeSpec{};
+  megatron_moe::apply(moe, m, p);
   if (m.position == Position::rope) {
     if (m.rope_base < 1) throw InputError("megatron args", "--rotary-base", "must be >= 1");
     if (rope_scaling) m.rope_scaling = {rope_scaling_factor, kRopeLowFreq, kRopeHighFreq, kRopeOriginalMax};

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -544,4 +545,38 @@ TEST_CASE("Megatron-DeepSpeed: recompute and ALiBi as its own code runs them") {
   // No --position-embedding-type in microsoft/Megatron-DeepSpeed: BLOOM's ALiBi is refused.
   CHECK_THROWS_WITH(megatron_deepspeed_args(plan_file("bloom-176b", 384, 2048, test::PlanBuilder(4, 14)), {}, cfg),
                     Catch::Contains("no ALiBi argument"));
+}
+
+TEST_CASE("Megatron-Core's MoE flags round-trip to the same plan and experts") {
+  using test::PlanBuilder;
+  // Mixtral 8x7B on 64 GPUs: tp 2 with SP, ep 8 with the experts unsplit (etp 1), pp 2.
+  PlanFile mixtral = plan_file("mixtral-8x7b", 64, 256, PlanBuilder(2, 2).ep(8, 1).sequence_parallel().zero(1));
+  // DeepSeek-V3-shaped on 256 GPUs: ep 16, etp = tp (0), the first three layers dense, one shared
+  // expert, sigmoid scores.
+  PlanFile deepseek = plan_file("deepseek-v3-shaped", 256, 512, PlanBuilder(2, 1).ep(16).sequence_parallel());
+  for (PlanFile* f : {&mixtral, &deepseek}) {
+    f->job.framework = "megatron-core";
+    apply_stack(load_stack("megatron-core"), f->job);
+    INFO(f->model.name);
+    const std::string text = megatron_args_text(*f);
+    const PlanFile back = parse_megatron_args(split_args(text), *f);
+    CHECK(back.plan == f->plan);
+    CHECK(back.model.moe == f->model.moe);
+    CHECK(back.model.moe_layers() == f->model.moe_layers());
+  }
+  // DeepSeek's pattern as Megatron-Bridge writes it, a Python expression.
+  std::vector<std::string> a = megatron_args(deepseek);
+  const auto freq = std::find(a.begin(), a.end(), "--moe-layer-freq");
+  REQUIRE(freq != a.end());
+  *(freq + 1) = "([0]*3+[1]*58)";
+  CHECK(parse_megatron_args(a, deepseek).model.moe == deepseek.model.moe);
+  // A pattern outside "the first k dense, then every n-th" is refused, naming the flag.
+  *(freq + 1) = "[1]*3+[0]*58";
+  CHECK_THROWS_AS(parse_megatron_args(a, deepseek), InputError);
+  // Megatron-LM's default dispatcher (allgather) is not what Parallax costs.
+  a = megatron_args(mixtral);
+  const auto disp = std::find(a.begin(), a.end(), "--moe-token-dispatcher-type");
+  REQUIRE(disp != a.end());
+  *(disp + 1) = "allgather";
+  CHECK_THROWS_AS(parse_megatron_args(a, mixtral), InputError);
 }

@@ -1,6 +1,7 @@
-// Mixture-of-experts models through the real binary (issue 27, the model layer): `presets show`
-// gives total and active parameters, its output reads back as a model file, and every command
-// that would cost, simulate or export the model refuses it with one line and exit code 2.
+// Mixture-of-experts models through the real binary (issue 27): `presets show` gives total and
+// active parameters, its output reads back as a model file; Megatron-Core plans are predicted,
+// searched with expert parallelism and exported with its MoE flags; stacks without an MoE layer
+// refuse the model with one line and exit code 2.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -20,9 +21,6 @@ Result run(const std::string& args) { return parallax::test::run_cli(args); }
 
 using parallax::test::count_lines;
 
-const char* const kRefusal =
-    "mixture-of-experts models (num_experts 8) are not costed, planned, simulated, exported or run yet";
-
 }  // namespace
 
 TEST_CASE("presets show: an MoE model's total and active parameters") {
@@ -39,24 +37,57 @@ TEST_CASE("presets show: an MoE model's total and active parameters") {
   CHECK(dense["parameters"]["total"] == dense["parameters"]["active"]);
 }
 
-TEST_CASE("MoE models are refused by every command that would cost them") {
+TEST_CASE("MoE models: costed on Megatron-Core, refused with one line by stacks without an MoE layer") {
+  // Megatron-Core: predicted, planned with expert parallelism, and the all-to-all shown.
+  const Result pr = run("predict --model mixtral-8x7b --cluster dgx-h100-superpod --gpus 64 --seq-len 4096 "
+                        "--global-batch 256 --stack megatron-core --ep 8");
+  CHECK(pr.code == 0);
+  CHECK(pr.out.find("ep=8") != std::string::npos);
+  CHECK(pr.out.find("expert-parallel all-to-all") != std::string::npos);
+  const Result pl = run("plan --model mixtral-8x7b --cluster dgx-h100-superpod --gpus 64 --seq-len 4096 "
+                        "--global-batch 256 --stack megatron-core --explain");
+  CHECK(pl.code == 0);
+  CHECK(pl.out.find("expert all-to-all: ep ") != std::string::npos);
+  CHECK(pl.out.find("rejected by rule") != std::string::npos);
+  // Stacks without one: the model named, the stack's reason given.
   for (const std::string& cmd :
        {std::string("predict --model mixtral-8x7b --cluster dgx-h100-superpod --gpus 64"),
-        std::string("plan --model mixtral-8x7b --cluster dgx-h100-superpod --gpus 64 --global-batch 512"),
-        std::string("simulate --model moe-tiny --cluster cpu-local --gpus 1"),
-        std::string("placement --model moe-tiny --cluster cpu-local --gpus 1"),
-        std::string("capacity --model mixtral-8x7b --cluster dgx-h100-superpod --tokens 1e12 --gpus 64")}) {
+        std::string("plan --model mixtral-8x7b --cluster dgx-h100-superpod --gpus 64 --global-batch 512 --stack torchtitan"),
+        std::string("simulate --model moe-tiny --cluster cpu-local --gpus 1")}) {
     INFO(cmd);
     const Result r = run(cmd);
     CHECK(r.code == 2);
     CHECK(count_lines(r.err) == 1);
-    CHECK(r.err.find("command line: --model: " + std::string(kRefusal)) != std::string::npos);
+    CHECK(r.err.find("runs dense models only (got num_experts 8)") != std::string::npos);
   }
-  // A plan file's model: refused where the file is read, whatever reads it.
+  // A plan file's model on the executor's stack: refused where the file is read.
   const std::string plan = std::string(PARALLAX_SOURCE_DIR) + "/tests/errors/data/plan-moe-tiny.json";
   const Result e = run("export --plan " + plan + " --format megatron");
   CHECK(e.code == 2);
-  CHECK(e.err.find("$.model.moe.num_experts: " + std::string(kRefusal)) != std::string::npos);
+  CHECK(e.err.find("$.model.moe.num_experts: stack \"parallax-executor\" runs dense models only") != std::string::npos);
+}
+
+TEST_CASE("MoE: the Megatron-LM launch carries Megatron-Core's MoE flags") {
+  const auto path =
+      (std::filesystem::temp_directory_path() / ("moe_plan_" + std::to_string(getpid()) + ".json")).string();
+  const Result pl = run("plan --model deepseek-v3-shaped --cluster deepseek-h800 --gpus 256 --stack megatron-core "
+                        "--global-batch 512 --out " + path);
+  REQUIRE(pl.code == 0);
+  const auto plan = nlohmann::json::parse(std::ifstream(path));
+  const Result ex = run("export --plan " + path + " --format megatron");
+  std::filesystem::remove(path);
+  REQUIRE(ex.code == 0);
+  // DeepSeek-V3's shape (its report, Section 4.2): 256 routed experts, 8 per token, width 2048,
+  // one shared expert of 2048, sigmoid scores, the first three layers dense.
+  for (const char* flag : {"--num-experts 256", "--moe-router-topk 8", "--moe-ffn-hidden-size 2048",
+                           "--moe-shared-expert-intermediate-size 2048", "--moe-router-score-function sigmoid",
+                           "--moe-grouped-gemm", "--moe-token-dispatcher-type alltoall",
+                           "--moe-layer-freq [0,0,0,1,1,"}) {
+    INFO(flag);
+    CHECK(ex.out.find(flag) != std::string::npos);
+  }
+  const int64_t ep = plan["plan"].value("ep", 1);
+  CHECK(ex.out.find("--expert-model-parallel-size " + std::to_string(ep)) != std::string::npos);
 }
 
 TEST_CASE("presets show output reads back as a model file, its counts checked") {
@@ -65,10 +96,10 @@ TEST_CASE("presets show output reads back as a model file, its counts checked") 
   const auto path =
       (std::filesystem::temp_directory_path() / ("moe_tiny_" + std::to_string(getpid()) + ".json")).string();
   std::ofstream(path) << shown.out;
-  // It reads (the refusal comes after the model file was read whole, counts included).
+  // It reads: the executor's stack refuses it after the model file was read whole, counts included.
   Result r = run("predict --model " + path + " --cluster cpu-local --gpus 1");
   CHECK(r.code == 2);
-  CHECK(r.err.find("--model: " + std::string(kRefusal)) != std::string::npos);
+  CHECK(r.err.find("--model: stack \"parallax-executor\" runs dense models only") != std::string::npos);
   // One more layer with the old counts: refused, naming the count.
   auto j = nlohmann::json::parse(shown.out);
   j["layers"] = 5;

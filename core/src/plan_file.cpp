@@ -16,7 +16,7 @@ json to_json(const PlanFile& f) {
           {"plan", to_json(f.plan)}};
 }
 
-PlanFile read_plan_file(const json& j, const std::string& source) {
+PlanFile read_plan_file(const json& j, const std::string& source, MoeReader reader) {
   JsonObjectReader r(j, source);
   for (const char* key : {"parallax_plan_version", "model", "cluster", "gpus", "job", "plan"})
     r.ignore(key);
@@ -41,7 +41,7 @@ PlanFile read_plan_file(const json& j, const std::string& source) {
   const int64_t per_micro_step = f.plan.micro_batch * f.plan.dp;
   if (f.plan.num_micro_batches == 0 && f.job.global_batch % per_micro_step == 0)
     f.plan.num_micro_batches = f.job.global_batch / per_micro_step;
-  validate_plan(f.model, f.cluster, f.job, f.plan, f.gpus, source);
+  validate_plan(f.model, f.cluster, f.job, f.plan, f.gpus, source, reader);
   return f;
 }
 

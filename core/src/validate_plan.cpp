@@ -287,9 +287,10 @@ class PlanChecker {
 }  // namespace
 
 void validate_plan(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j, const PlanSpec& p,
-                   int64_t gpus, const std::string& source) {
-  // First: no rule below knows experts, so an MoE model would pass them as if it were dense.
-  refuse_moe(m, source, "$.model.moe.num_experts");
+                   int64_t gpus, const std::string& source, MoeReader reader) {
+  // First: no rule below knows experts, so an MoE model would pass them as if it were dense; the
+  // executor checks its own MoE rules (executor/src/run.cpp check_runnable).
+  if (reader == MoeReader::dense_only) refuse_moe(m, source, "$.model.moe.num_experts");
   PlanChecker(m, c, j, p, gpus, source).run();
 }
 

@@ -14,4 +14,8 @@ namespace parallax {
 // names where the model's num_experts was given ("$.model.moe.num_experts", "--model").
 void refuse_moe(const ModelSpec& m, const std::string& source, const std::string& path);
 
+// Who reads a plan: every command but `run` refuses an MoE model (refuse_moe); the executor runs
+// one (issue 27's executor slice) and checks what it can run itself (executor/src/run.cpp).
+enum class MoeReader { dense_only, executor };
+
 }  // namespace parallax

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "parallax/core/cluster_spec.hpp"
+#include "parallax/core/dense_only.hpp"
 #include "parallax/core/job_spec.hpp"
 #include "parallax/core/model_spec.hpp"
 #include "parallax/core/plan_spec.hpp"
@@ -26,6 +27,7 @@ struct PlanFile {
 
 nlohmann::json to_json(const PlanFile& f);
 // Reads and validates (including validate_plan); source names the file in errors.
-PlanFile read_plan_file(const nlohmann::json& j, const std::string& source);
+PlanFile read_plan_file(const nlohmann::json& j, const std::string& source,
+                        MoeReader reader = MoeReader::dense_only);
 
 }  // namespace parallax

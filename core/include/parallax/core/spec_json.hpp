@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "parallax/core/cluster_spec.hpp"
+#include "parallax/core/dense_only.hpp"
 #include "parallax/core/gpu_spec.hpp"
 #include "parallax/core/job_spec.hpp"
 #include "parallax/core/json_reader.hpp"
@@ -50,7 +51,8 @@ nlohmann::json to_json(const PlanSpec& p);
 // The invariants that tie a plan to a model, cluster, job and GPU count. Throws InputError with
 // source and a path under "$.plan" (or "$.job", "$.gpus") naming the broken rule, e.g.
 //   "$.plan.tp: heads (96) must be divisible by tp (5)".
+// An MoE model is refused (refuse_moe) unless the reader is the executor.
 void validate_plan(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j, const PlanSpec& p,
-                   int64_t gpus, const std::string& source);
+                   int64_t gpus, const std::string& source, MoeReader reader = MoeReader::dense_only);
 
 }  // namespace parallax

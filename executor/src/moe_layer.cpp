@@ -89,7 +89,8 @@ void MoeLayer::route(const float* logits) {
   }
   std::fill(first_.begin(), first_.end(), 0);
   for (const int32_t e : expert_) ++first_[static_cast<size_t>(e) + 1];
-  for (int64_t e = 0; e < E; ++e) first_[static_cast<size_t>(e + 1)] += first_[static_cast<size_t>(e)];
+  for (int64_t e = 0; e < E; ++e)
+    first_[static_cast<size_t>(e + 1)] += first_[static_cast<size_t>(e)];
   std::vector<int64_t> next(first_.begin(), first_.end() - 1);
   for (int64_t slot = 0; slot < s_.N * k; ++slot) {  // tokens ascending within each expert
     const auto e = static_cast<size_t>(expert_[static_cast<size_t>(slot)]);
@@ -110,18 +111,22 @@ void MoeLayer::forward(float* out, const float* ln, const LayerWeightsT<float>& 
       float* p = a.probs + n * k;
       if (!s_.sigmoid) {  // softmax over the k chosen logits (chosen[0] is the largest)
         double sum = 0;
-        for (int64_t j = 0; j < k; ++j) sum += std::exp(static_cast<double>(l[chosen[j]] - l[chosen[0]]));
         for (int64_t j = 0; j < k; ++j)
-          p[j] = static_cast<float>(std::exp(static_cast<double>(l[chosen[j]] - l[chosen[0]])) / sum);
+          sum += std::exp(static_cast<double>(l[chosen[j]] - l[chosen[0]]));
+        for (int64_t j = 0; j < k; ++j)
+          p[j] =
+              static_cast<float>(std::exp(static_cast<double>(l[chosen[j]] - l[chosen[0]])) / sum);
       } else {
         double sum = 0;
         for (int64_t j = 0; j < k; ++j) sum += sigmoid(l[chosen[j]]);
         for (int64_t j = 0; j < k; ++j)
-          p[j] = static_cast<float>(k > 1 ? sigmoid(l[chosen[j]]) / (sum + 1e-20) : sigmoid(l[chosen[j]]));
+          p[j] = static_cast<float>(k > 1 ? sigmoid(l[chosen[j]]) / (sum + 1e-20)
+                                          : sigmoid(l[chosen[j]]));
       }
     }
     for (int64_t e = 0; e < E; ++e)
-      a.tokens[e] = static_cast<float>(first_[static_cast<size_t>(e + 1)] - first_[static_cast<size_t>(e)]);
+      a.tokens[e] =
+          static_cast<float>(first_[static_cast<size_t>(e + 1)] - first_[static_cast<size_t>(e)]);
   });
   comm.all_reduce_sum(a.tokens, E, g.cp, Stream::tp, "cp_all_reduce_moe_tokens");
   if (aux_acc && s_.aux_coeff > 0) {
@@ -137,7 +142,8 @@ void MoeLayer::forward(float* out, const float* ln, const LayerWeightsT<float>& 
       }
     }
     const double T = static_cast<double>(N * s_.cp);
-    *aux_acc += aux * s_.aux_coeff * static_cast<double>(E) / (static_cast<double>(k) * T * T) * s_.aux_weight;
+    *aux_acc += aux * s_.aux_coeff * static_cast<double>(E) / (static_cast<double>(k) * T * T) *
+                s_.aux_weight;
   }
   // The shared experts write out; the routed experts add to it.
   if (s_.Fs > 0) {
@@ -151,14 +157,17 @@ void MoeLayer::forward(float* out, const float* ln, const LayerWeightsT<float>& 
   }
   be.time("moe_experts", 6.0 * static_cast<double>(N * k * C * s_.Fe), shape2(N * k, s_.Fe), [&] {
     for (int64_t e = 0; e < E; ++e) {
-      const int64_t r0 = first_[static_cast<size_t>(e)], rows = first_[static_cast<size_t>(e + 1)] - r0;
+      const int64_t r0 = first_[static_cast<size_t>(e)],
+                    rows = first_[static_cast<size_t>(e + 1)] - r0;
       if (rows == 0) continue;
       for (int64_t r = 0; r < rows; ++r)
         be.copy(xin_.data() + r * C, ln + (order_[static_cast<size_t>(r0 + r)] / k) * C, C);
       const auto ue = static_cast<size_t>(e);
-      kernels::matmul_forward(a.h + r0 * 2 * s_.Fe, xin_.data(), w.expert_fc[ue], nullptr, rows, C, 2 * s_.Fe);
+      kernels::matmul_forward(a.h + r0 * 2 * s_.Fe, xin_.data(), w.expert_fc[ue], nullptr, rows, C,
+                              2 * s_.Fe);
       kernels::swiglu_forward(a.hact + r0 * s_.Fe, a.h + r0 * 2 * s_.Fe, rows, s_.Fe);
-      kernels::matmul_forward(a.y + r0 * C, a.hact + r0 * s_.Fe, w.expert_proj[ue], nullptr, rows, s_.Fe, C);
+      kernels::matmul_forward(a.y + r0 * C, a.hact + r0 * s_.Fe, w.expert_proj[ue], nullptr, rows,
+                              s_.Fe, C);
     }
     for (int64_t n = 0; n < N; ++n)  // each token's experts in descending score
       for (int64_t j = 0; j < k; ++j) {
@@ -173,7 +182,8 @@ void MoeLayer::forward(float* out, const float* ln, const LayerWeightsT<float>& 
 void MoeLayer::aux_score_grads(float* dlogits_row, const float* l, const float* tokens) const {
   const int64_t E = s_.E;
   const double T = static_cast<double>(s_.N * s_.cp);
-  const double unit = s_.aux_weight * s_.aux_coeff * static_cast<double>(E) / (static_cast<double>(s_.k) * T * T);
+  const double unit =
+      s_.aux_weight * s_.aux_coeff * static_cast<double>(E) / (static_cast<double>(s_.k) * T * T);
   std::vector<double> score(static_cast<size_t>(E));
   double z = 0, mx = l[0];
   for (int64_t e = 1; e < E; ++e) mx = std::max(mx, static_cast<double>(l[e]));
@@ -194,51 +204,57 @@ void MoeLayer::aux_score_grads(float* dlogits_row, const float* l, const float* 
   }
 }
 
-void MoeLayer::backward_experts(float* dln, const float* dout, const float* ln, const LayerWeightsT<float>& w,
-                                const LayerWeightsT<float>& gw, const MoeActs& a, CpuBackend& be, Comm& comm,
+void MoeLayer::backward_experts(float* dln, const float* dout, const float* ln,
+                                const LayerWeightsT<float>& w, const LayerWeightsT<float>& gw,
+                                const MoeActs& a, CpuBackend& be, Comm& comm,
                                 const ProcessGroups& g) {
   const int64_t N = s_.N, C = s_.C, E = s_.E, k = s_.k, Fe = s_.Fe;
   route(a.logits);
   if (s_.Fs > 0)
-    be.time("moe_shared_experts_backward", 12.0 * static_cast<double>(N * C * s_.Fs), shape2(N, s_.Fs), [&] {
-      be.zero(dshact_.data(), N * s_.Fs);
-      kernels::matmul_backward(dshact_.data(), gw.shared_proj, nullptr, dout, a.shact, w.shared_proj, N, s_.Fs, C);
-      be.zero(dsh_.data(), N * 2 * s_.Fs);
-      kernels::swiglu_backward(dsh_.data(), a.sh, dshact_.data(), N, s_.Fs);
-      kernels::matmul_backward(dln, gw.shared_fc, nullptr, dsh_.data(), ln, w.shared_fc, N, C, 2 * s_.Fs);
-    });
-  be.time("moe_experts_backward", 12.0 * static_cast<double>(N * k * C * Fe), shape2(N * k, Fe), [&] {
-    for (int64_t e = 0; e < E; ++e) {
-      const int64_t r0 = first_[static_cast<size_t>(e)], rows = first_[static_cast<size_t>(e + 1)] - r0;
-      if (rows == 0) continue;
-      const auto ue = static_cast<size_t>(e);
-      for (int64_t r = 0; r < rows; ++r) {
-        const int32_t slot = order_[static_cast<size_t>(r0 + r)];
-        const float* d = dout + (slot / k) * C;
-        const float* y = a.y + (r0 + r) * C;
-        const float p = a.probs[slot];
-        double dot = 0;
-        for (int64_t c = 0; c < C; ++c) {
-          dy_[static_cast<size_t>(r * C + c)] = p * d[c];
-          dot += static_cast<double>(d[c]) * y[c];
-        }
-        dprob_[static_cast<size_t>(slot)] = static_cast<float>(dot);
-        be.copy(xin_.data() + r * C, ln + (slot / k) * C, C);
-      }
-      be.zero(dhact_.data(), rows * Fe);
-      kernels::matmul_backward(dhact_.data(), gw.expert_proj[ue], nullptr, dy_.data(), a.hact + r0 * Fe,
-                               w.expert_proj[ue], rows, Fe, C);
-      be.zero(dh_.data(), rows * 2 * Fe);
-      kernels::swiglu_backward(dh_.data(), a.h + r0 * 2 * Fe, dhact_.data(), rows, Fe);
-      be.zero(dxin_.data(), rows * C);
-      kernels::matmul_backward(dxin_.data(), gw.expert_fc[ue], nullptr, dh_.data(), xin_.data(), w.expert_fc[ue],
-                               rows, C, 2 * Fe);
-      for (int64_t r = 0; r < rows; ++r) {
-        float* dx = dln + (order_[static_cast<size_t>(r0 + r)] / k) * C;
-        for (int64_t c = 0; c < C; ++c) dx[c] += dxin_[static_cast<size_t>(r * C + c)];
-      }
-    }
-  });
+    be.time("moe_shared_experts_backward", 12.0 * static_cast<double>(N * C * s_.Fs),
+            shape2(N, s_.Fs), [&] {
+              be.zero(dshact_.data(), N * s_.Fs);
+              kernels::matmul_backward(dshact_.data(), gw.shared_proj, nullptr, dout, a.shact,
+                                       w.shared_proj, N, s_.Fs, C);
+              be.zero(dsh_.data(), N * 2 * s_.Fs);
+              kernels::swiglu_backward(dsh_.data(), a.sh, dshact_.data(), N, s_.Fs);
+              kernels::matmul_backward(dln, gw.shared_fc, nullptr, dsh_.data(), ln, w.shared_fc, N,
+                                       C, 2 * s_.Fs);
+            });
+  be.time("moe_experts_backward", 12.0 * static_cast<double>(N * k * C * Fe), shape2(N * k, Fe),
+          [&] {
+            for (int64_t e = 0; e < E; ++e) {
+              const int64_t r0 = first_[static_cast<size_t>(e)],
+                            rows = first_[static_cast<size_t>(e + 1)] - r0;
+              if (rows == 0) continue;
+              const auto ue = static_cast<size_t>(e);
+              for (int64_t r = 0; r < rows; ++r) {
+                const int32_t slot = order_[static_cast<size_t>(r0 + r)];
+                const float* d = dout + (slot / k) * C;
+                const float* y = a.y + (r0 + r) * C;
+                const float p = a.probs[slot];
+                double dot = 0;
+                for (int64_t c = 0; c < C; ++c) {
+                  dy_[static_cast<size_t>(r * C + c)] = p * d[c];
+                  dot += static_cast<double>(d[c]) * y[c];
+                }
+                dprob_[static_cast<size_t>(slot)] = static_cast<float>(dot);
+                be.copy(xin_.data() + r * C, ln + (slot / k) * C, C);
+              }
+              be.zero(dhact_.data(), rows * Fe);
+              kernels::matmul_backward(dhact_.data(), gw.expert_proj[ue], nullptr, dy_.data(),
+                                       a.hact + r0 * Fe, w.expert_proj[ue], rows, Fe, C);
+              be.zero(dh_.data(), rows * 2 * Fe);
+              kernels::swiglu_backward(dh_.data(), a.h + r0 * 2 * Fe, dhact_.data(), rows, Fe);
+              be.zero(dxin_.data(), rows * C);
+              kernels::matmul_backward(dxin_.data(), gw.expert_fc[ue], nullptr, dh_.data(),
+                                       xin_.data(), w.expert_fc[ue], rows, C, 2 * Fe);
+              for (int64_t r = 0; r < rows; ++r) {
+                float* dx = dln + (order_[static_cast<size_t>(r0 + r)] / k) * C;
+                for (int64_t c = 0; c < C; ++c) dx[c] += dxin_[static_cast<size_t>(r * C + c)];
+              }
+            }
+          });
   // A probability's gradient is the dot product with the whole expert output: sum the parts.
   comm.all_reduce_sum(dprob_.data(), N * k, g.tp, Stream::tp, "tp_all_reduce_moe_dprobs");
   be.time("moe_router_backward", 10.0 * static_cast<double>(N * E), shape2(N, E), [&] {
@@ -273,10 +289,11 @@ void MoeLayer::backward_experts(float* dln, const float* dout, const float* ln, 
 
 void MoeLayer::backward_router(float* drows, const float* ln, const LayerWeightsT<float>& w,
                                const LayerWeightsT<float>& gw, CpuBackend& be) {
-  be.time("moe_router_matmul_backward", 4.0 * static_cast<double>(s_.Ns * s_.C * s_.E), shape2(s_.Ns, s_.E), [&] {
-    kernels::matmul_backward(drows, gw.router, nullptr, dlogits_.data() + s_.row0 * s_.E, ln + s_.row0 * s_.C,
-                             w.router, s_.Ns, s_.C, s_.E);
-  });
+  be.time("moe_router_matmul_backward", 4.0 * static_cast<double>(s_.Ns * s_.C * s_.E),
+          shape2(s_.Ns, s_.E), [&] {
+            kernels::matmul_backward(drows, gw.router, nullptr, dlogits_.data() + s_.row0 * s_.E,
+                                     ln + s_.row0 * s_.C, w.router, s_.Ns, s_.C, s_.E);
+          });
 }
 
 }  // namespace parallax::exec

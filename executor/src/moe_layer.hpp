@@ -4,7 +4,8 @@
 //   logits = ln @ router^T                                (N, E), a bias-free linear
 //   softmax: the top-k logits (ties: the lower expert index), probs = softmax over those k
 //   sigmoid: s = sigmoid(logits), the top-k of s, probs = s_k / (sum_k s_k + 1e-20) (k = 1: s_k)
-//   out = sum_k probs_k * expert_{e_k}(ln) + shared(ln)   dropless: every token reaches its k experts
+//   out = sum_k probs_k * expert_{e_k}(ln) + shared(ln)   dropless: every token reaches its k
+//   experts
 // Each expert (and the shared experts, one MLP of shared_experts times the width) is a SwiGLU MLP
 // sharded over tp as the dense MLP is: `out` is this rank's partial sum, which the chunk reduces
 // over tp like the dense MLP's c_proj output. The gradient of a probability needs the whole
@@ -32,12 +33,12 @@ namespace parallax::exec {
 
 // One MoE layer's sizes on one rank.
 struct MoeShape {
-  int64_t N = 0, C = 0;     // rows (B T of this cp rank) and hidden size
-  int64_t E = 0, k = 0;     // experts, experts per token
-  int64_t Fe = 0;           // local width of a routed expert (expert_ffn_hidden / tp)
-  int64_t Fs = 0;           // local width of the shared experts' MLP; 0 without them
+  int64_t N = 0, C = 0;      // rows (B T of this cp rank) and hidden size
+  int64_t E = 0, k = 0;      // experts, experts per token
+  int64_t Fe = 0;            // local width of a routed expert (expert_ffn_hidden / tp)
+  int64_t Fs = 0;            // local width of the shared experts' MLP; 0 without them
   int64_t row0 = 0, Ns = 0;  // the rows this rank holds outside the TP regions (Dims)
-  int64_t cp = 1;           // a micro-batch's tokens are N cp
+  int64_t cp = 1;            // a micro-batch's tokens are N cp
   bool sigmoid = false;
   double aux_coeff = 0;
   double aux_weight = 0;  // 1 / (micro-batches * dp): the aux loss's weight in the objective
@@ -46,14 +47,14 @@ MoeShape moe_shape(const ModelSpec& m, const PlanSpec& p, const Dims& d);
 
 // One MoE layer's activations kept for backward (carved from the stash; MoeLayer::act_floats).
 struct MoeActs {
-  float* logits = nullptr;    // (N, E)
-  float* probs = nullptr;     // (N, k)
-  float* tokens = nullptr;    // (E) tokens routed to each expert over the micro-batch
-  float* h = nullptr;         // (N k, 2 Fe) the experts' gate | up, rows grouped by expert
-  float* hact = nullptr;      // (N k, Fe)
-  float* y = nullptr;         // (N k, C) the experts' (partial) outputs
-  float* sh = nullptr;        // (N, 2 Fs) shared experts
-  float* shact = nullptr;     // (N, Fs)
+  float* logits = nullptr;  // (N, E)
+  float* probs = nullptr;   // (N, k)
+  float* tokens = nullptr;  // (E) tokens routed to each expert over the micro-batch
+  float* h = nullptr;       // (N k, 2 Fe) the experts' gate | up, rows grouped by expert
+  float* hact = nullptr;    // (N k, Fe)
+  float* y = nullptr;       // (N k, C) the experts' (partial) outputs
+  float* sh = nullptr;      // (N, 2 Fs) shared experts
+  float* shact = nullptr;   // (N, Fs)
 };
 
 class MoeLayer {
@@ -69,9 +70,9 @@ class MoeLayer {
                CpuBackend& be, Comm& comm, const ProcessGroups& g, double* aux_acc);
   // dln (N, C) += the experts' and shared experts' (partial over tp) gradient of dout (N, C);
   // keeps the router logits' gradient for backward_router.
-  void backward_experts(float* dln, const float* dout, const float* ln, const LayerWeightsT<float>& w,
-                        const LayerWeightsT<float>& gw, const MoeActs& a, CpuBackend& be, Comm& comm,
-                        const ProcessGroups& g);
+  void backward_experts(float* dln, const float* dout, const float* ln,
+                        const LayerWeightsT<float>& w, const LayerWeightsT<float>& gw,
+                        const MoeActs& a, CpuBackend& be, Comm& comm, const ProcessGroups& g);
   // The router's share of rows [row0, row0 + Ns): drows (Ns, C) += dlogits @ router, and the
   // router weight's gradient from those rows (sequence parallelism: summed over tp later).
   void backward_router(float* drows, const float* ln, const LayerWeightsT<float>& w,

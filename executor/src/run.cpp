@@ -45,12 +45,17 @@ void check_runnable_moe(const ModelSpec& m, const PlanSpec& p, const Fail& fail)
     std::ostringstream got;
     got << e.capacity_factor;
     fail("$.model.moe.capacity_factor",
-         "the executor runs dropless mixtures of experts only: capacity_factor must be 0 (got " + got.str() + ")");
+         "the executor runs dropless mixtures of experts only: capacity_factor must be 0 (got " +
+             got.str() + ")");
   }
   if (m.activation != Activation::swiglu)
-    fail("$.model.activation", "the executor's experts are SwiGLU MLPs (got " + std::string(to_string(m.activation)) + ")");
-  if (m.linear_bias) fail("$.model.linear_bias", "the executor's experts and router have no biases (linear_bias must be false)");
-  if (e.expert_ffn_hidden % p.tp != 0) fail("$.plan.tp", "moe.expert_ffn_hidden must be divisible by tp");
+    fail("$.model.activation", "the executor's experts are SwiGLU MLPs (got " +
+                                   std::string(to_string(m.activation)) + ")");
+  if (m.linear_bias)
+    fail("$.model.linear_bias",
+         "the executor's experts and router have no biases (linear_bias must be false)");
+  if (e.expert_ffn_hidden % p.tp != 0)
+    fail("$.plan.tp", "moe.expert_ffn_hidden must be divisible by tp");
   if ((e.shared_experts * e.shared_expert_ffn_hidden) % p.tp != 0)
     fail("$.plan.tp", "moe.shared_experts * moe.shared_expert_ffn_hidden must be divisible by tp");
 }
@@ -142,7 +147,8 @@ LoadedPlan load_plan(const RunOptions& o, int world_size) {
   check_runnable(lp.file, world_size, o.plan_path);
   if (o.backend == "cuda" && lp.file.model.is_moe())
     throw InputError(o.plan_path, "$.model.moe.num_experts",
-                     "the CUDA backend runs dense models only; mixtures of experts run on the CPU backend (--backend cpu)");
+                     "the CUDA backend runs dense models only; mixtures of experts run on the CPU "
+                     "backend (--backend cpu)");
   if (o.backend == "cuda" && lp.file.job.attention == Attention::fused)
     throw InputError(o.plan_path, "$.job.attention",
                      "the CUDA backend runs unfused attention only (cuBLAS scores and a softmax "

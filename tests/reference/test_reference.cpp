@@ -21,7 +21,8 @@ std::string golden_dir(const std::string& golden_name) {
 std::string reference_plan(const std::string& dir, const std::string& model_json) {
   const std::string plan = dir + "/plan.json";
   REQUIRE(shell(std::string(PARALLAX_BIN) + " predict --model " + PARALLAX_SOURCE_DIR +
-                "/tests/reference/" + model_json + " --cluster dgx-a100-superpod --dtype fp32"
+                "/tests/reference/" + model_json +
+                " --cluster dgx-a100-superpod --dtype fp32"
                 " --gpus 1 --tp 1 --pp 1 --global-batch 4 --mbs 1 --recompute none --out " +
                 plan + " > /dev/null") == 0);
   return plan;
@@ -30,14 +31,15 @@ std::string reference_plan(const std::string& dir, const std::string& model_json
 // Resumes the single-process executor of `plan` from `golden`/ckpt, runs `steps` steps on
 // `golden`/tokens.bin and compares the first with `golden`/golden.safetensors (and, when its
 // metadata has "losses", every step's loss).
-void check_against_reference(const std::string& golden_name, const std::string& dir, const std::string& plan,
-                             int steps = 1) {
+void check_against_reference(const std::string& golden_name, const std::string& dir,
+                             const std::string& plan, int steps = 1) {
   const std::string golden = golden_dir(golden_name);
   // Resume from a copy: the run saves nothing, but keep the committed files untouched anyway.
   std::filesystem::copy(golden + "/ckpt", dir + "/ckpt", std::filesystem::copy_options::recursive);
-  const int rc = mpirun(1, "--plan " + plan + " --steps " + std::to_string(steps) + " --resume --checkpoint-dir " +
-                               dir + "/ckpt --data " + golden + "/tokens.bin --out " + dir +
-                               "/m.json --dump-grads " + dir + "/grads",
+  const int rc = mpirun(1,
+                        "--plan " + plan + " --steps " + std::to_string(steps) +
+                            " --resume --checkpoint-dir " + dir + "/ckpt --data " + golden +
+                            "/tokens.bin --out " + dir + "/m.json --dump-grads " + dir + "/grads",
                         dir + "/run.log");
   INFO(slurp(dir + "/run.log"));
   REQUIRE(rc == 0);
@@ -115,10 +117,13 @@ TEST_CASE("single process equals the PyTorch Llama reference", "[executor][mpi][
 // shared expert, every layer MoE) and moe_sigmoid_model.json (sigmoid top-3, two shared experts, a
 // leading dense layer); loss (cross-entropy + the load-balancing loss), logits and every gradient
 // of the first step, and the losses of five steps of AdamW.
-TEST_CASE("single process equals the PyTorch mixture-of-experts references", "[executor][mpi][reference][moe]") {
+TEST_CASE("single process equals the PyTorch mixture-of-experts references",
+          "[executor][mpi][reference][moe]") {
   for (const auto& [golden, model] :
-       {std::pair<std::string, std::string>{"golden_moe", std::string(PARALLAX_SOURCE_DIR) + "/presets/models/moe-tiny.json"},
-        {"golden_moe_sigmoid", std::string(PARALLAX_SOURCE_DIR) + "/tests/reference/moe_sigmoid_model.json"}}) {
+       {std::pair<std::string, std::string>{
+            "golden_moe", std::string(PARALLAX_SOURCE_DIR) + "/presets/models/moe-tiny.json"},
+        {"golden_moe_sigmoid",
+         std::string(PARALLAX_SOURCE_DIR) + "/tests/reference/moe_sigmoid_model.json"}}) {
     INFO(golden);
     const std::string dir = scratch_dir("reference_" + golden);
     check_against_reference(golden, dir, make_moe_plan(dir, "plan", 1, 1, 1, "", model), 5);

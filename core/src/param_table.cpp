@@ -142,11 +142,25 @@ std::vector<ParamTensor> stage_param_table(const ModelSpec& m, const PlanSpec& p
         .layer = l;
     if (bias) b.replicated(h + "attn.c_proj.bias", L, {C}, ParamInit::zeros).layer = l;
     norm(h + "ln_2", L, l);
-    b.sharded(h + "mlp.c_fc.weight", L, {fc_parts * F, C}, 0, fc_parts, ParamInit::normal).layer = l;
-    if (bias)
-      b.sharded(h + "mlp.c_fc.bias", L, {fc_parts * F}, 0, fc_parts, ParamInit::zeros).layer = l;
-    b.sharded(h + "mlp.c_proj.weight", L, {C, F}, 1, 1, ParamInit::normal_residual).layer = l;
-    if (bias) b.replicated(h + "mlp.c_proj.bias", L, {C}, ParamInit::zeros).layer = l;
+    // An MLP of width `width` under `prefix` (the dense FFN, each expert, the shared experts).
+    auto mlp = [&](const std::string& prefix, int64_t width) {
+      b.sharded(prefix + "c_fc.weight", L, {fc_parts * width, C}, 0, fc_parts, ParamInit::normal)
+          .layer = l;
+      if (bias)
+        b.sharded(prefix + "c_fc.bias", L, {fc_parts * width}, 0, fc_parts, ParamInit::zeros).layer = l;
+      b.sharded(prefix + "c_proj.weight", L, {C, width}, 1, 1, ParamInit::normal_residual).layer = l;
+      if (bias) b.replicated(prefix + "c_proj.bias", L, {C}, ParamInit::zeros).layer = l;
+    };
+    if (!m.is_moe_layer(l)) {
+      mlp(h + "mlp.", F);
+      continue;
+    }
+    const MoeSpec& e = m.moe;
+    b.replicated(h + "mlp.router.weight", L, {e.num_experts, C}, ParamInit::normal).layer = l;
+    for (int64_t x = 0; x < e.num_experts; ++x)
+      mlp(h + "mlp.experts." + std::to_string(x) + ".", e.expert_ffn_hidden);
+    if (e.shared_experts > 0)
+      mlp(h + "mlp.shared_experts.", e.shared_experts * e.shared_expert_ffn_hidden);
   }
   if (stage == stages - 1) {
     norm("ln_f", ParamFamily::final_norm, -1);

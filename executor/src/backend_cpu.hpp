@@ -29,6 +29,7 @@ class CpuBackend {
   static constexpr bool kMixed = false;  // no separate master weights
   static constexpr const char* kName = "cpu";
   static constexpr bool kFlashAttention = true;  // kernels::flash_attention_forward/backward
+  static constexpr bool kMoe = true;             // mixture-of-experts layers (moe_layer.hpp)
 
   explicit CpuBackend(Recorder& rec) : rec_(rec) {}
 

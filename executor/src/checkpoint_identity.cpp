@@ -5,7 +5,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "parallax/core/dense_only.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/json_reader.hpp"
 #include "parallax/core/spec_json.hpp"
@@ -59,8 +58,6 @@ std::optional<ModelSpec> recorded_model(const std::map<std::string, std::string>
   JsonObjectReader r(doc, shard_path + " (recorded model)", path);
   ModelSpec m = read_model(r);
   r.finish();
-  // The Hugging Face export and resume know dense layers only.
-  refuse_moe(m, shard_path + " (recorded model)", path + ".moe.num_experts");
   return m;
 }
 

@@ -25,8 +25,33 @@ const std::vector<ModuleName>& layer_modules() {
       {"ln_2", {"post_attention_layernorm"}},
       {"mlp.c_fc", {"mlp.gate_proj", "mlp.up_proj"}},
       {"mlp.c_proj", {"mlp.down_proj"}},
+      // Mixtures of experts, under DeepSeek-V3's names; # is the expert's index.
+      {"mlp.router", {"mlp.gate"}},
+      {"mlp.experts.#.c_fc", {"mlp.experts.#.gate_proj", "mlp.experts.#.up_proj"}},
+      {"mlp.experts.#.c_proj", {"mlp.experts.#.down_proj"}},
+      {"mlp.shared_experts.c_fc", {"mlp.shared_experts.gate_proj", "mlp.shared_experts.up_proj"}},
+      {"mlp.shared_experts.c_proj", {"mlp.shared_experts.down_proj"}},
   };
   return modules;
+}
+
+// An expert's index in a layer module name: "mlp.experts.12.c_fc.weight" becomes
+// "mlp.experts.#.c_fc.weight" and returns "12"; any other name is left alone ("" returned).
+std::string take_expert_index(std::string& rest) {
+  const std::string head = "mlp.experts.";
+  if (rest.rfind(head, 0) != 0) return "";
+  const size_t dot = rest.find('.', head.size());
+  if (dot == std::string::npos || dot == head.size()) return "";
+  const std::string index = rest.substr(head.size(), dot - head.size());
+  if (index.find_first_not_of("0123456789") != std::string::npos) return "";
+  rest = head + "#" + rest.substr(dot);
+  return index;
+}
+
+// `name` with its "#" (if any) replaced by the expert index.
+std::string put_expert_index(std::string name, const std::string& index) {
+  if (const size_t at = name.find('#'); at != std::string::npos) name.replace(at, 1, index);
+  return name;
 }
 const std::vector<std::pair<const char*, const char*>>& outer_modules() {
   static const std::vector<std::pair<const char*, const char*>> modules = {
@@ -51,7 +76,9 @@ std::vector<std::string> llama_names(const std::string& name, size_t parts) {
   if (name.rfind("h.", 0) == 0) {
     const size_t dot = name.find('.', 2);
     if (dot != std::string::npos) {
-      const std::string layer = name.substr(2, dot - 2), rest = name.substr(dot + 1);
+      const std::string layer = name.substr(2, dot - 2);
+      std::string rest = name.substr(dot + 1);
+      const std::string expert = take_expert_index(rest);
       for (const auto& m : layer_modules()) {
         const std::string leaf = leaf_after(rest, m.executor);
         if (leaf.empty()) continue;
@@ -60,7 +87,8 @@ std::vector<std::string> llama_names(const std::string& name, size_t parts) {
         if (names.size() != parts)
           throw std::logic_error("checkpoint layout: " + name + " has " + std::to_string(parts) + " parts");
         std::vector<std::string> out;
-        for (const char* n : names) out.push_back("model.layers." + layer + "." + n + "." + leaf);
+        for (const char* n : names)
+          out.push_back("model.layers." + layer + "." + put_expert_index(n, expert) + "." + leaf);
         return out;
       }
     }
@@ -83,20 +111,22 @@ bool executor_name(const std::string& name, std::string& ours, size_t& part) {
   if (dot == std::string::npos || dot == head.size()) return false;
   const std::string layer = name.substr(head.size(), dot - head.size());
   if (layer.find_first_not_of("0123456789") != std::string::npos) return false;
-  const std::string rest = name.substr(dot + 1);
+  std::string rest = name.substr(dot + 1);
+  const std::string expert = take_expert_index(rest);
   for (const auto& m : layer_modules())
     for (size_t i = 0; i < m.llama.size(); ++i)
       if (const std::string leaf = leaf_after(rest, m.llama[i]); !leaf.empty()) {
-        ours = "h." + layer + "." + m.executor + "." + leaf;
+        ours = "h." + layer + "." + put_expert_index(m.executor, expert) + "." + leaf;
         part = i;
         return true;
       }
   return false;
 }
 
+// The fused QKV and every SwiGLU MLP's gate | up (the dense one, an expert's, the shared experts').
 bool fused(const std::string& name) {
   return ends_with(name, "attn.c_attn.weight") || ends_with(name, "attn.c_attn.bias") ||
-         ends_with(name, "mlp.c_fc.weight") || ends_with(name, "mlp.c_fc.bias");
+         ends_with(name, ".c_fc.weight") || ends_with(name, ".c_fc.bias");
 }
 
 // One part of a fused tensor shard: rows [local_start, +length) of the local tensor are rows

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "moe_layer.hpp"
 #include "parallax/executor/chunk.hpp"
 #include "parallax/kernels/cpu.hpp"
 
@@ -44,7 +45,18 @@ struct ExecContextT {
   const ProcessGroups& groups;
   typename Be::act* logits_copy = nullptr;  // when set, the last chunk copies its logits here
   double* loss_acc = nullptr;  // when set, the last chunk adds its micro-batch loss * dloss
+  double* aux_acc = nullptr;   // when set, MoE layers add their weighted load-balancing losses
 };
+
+// Whether a backend runs mixture-of-experts layers (MoeLayer: the CPU backend's, kMoe); the
+// others' chunks are never built for an MoE model (run.cpp refuses it first).
+template <class Be>
+constexpr bool backend_runs_moe() {
+  if constexpr (requires { Be::kMoe; })
+    return Be::kMoe;
+  else
+    return false;
+}
 
 template <class Be>
 class ChunkT {
@@ -78,7 +90,12 @@ class ChunkT {
 
  private:
   using Acts = LayerActsT<act>;
-  void layer_forward(const LayerWeightsT<wt>& w, const Acts& a, Ctx& x);
+  // aux_acc: where an MoE layer adds its load-balancing loss (null in a recomputation).
+  void layer_forward(const LayerWeightsT<wt>& w, const Acts& a, Ctx& x, double* aux_acc);
+  void mlp_forward(const LayerWeightsT<wt>& w, const Acts& a, Ctx& x, double* aux_acc);
+  // dres: the gradient of the layer's output; leaves dpart (Ns, C), the gradient of ln_2's output.
+  const act* mlp_backward(const LayerWeightsT<wt>& w, const LayerWeightsT<float>& g, const Acts& a,
+                          const act* dres, Ctx& x);
   void layer_backward(const LayerWeightsT<wt>& w, const LayerWeightsT<float>& g, const Acts& a,
                       act* dres, Ctx& x);
   void gather_rows(act* full, Ctx& x, const char* name);
@@ -117,8 +134,14 @@ class ChunkT {
   // Whether a layer's stash keeps the (B, NH, T, T) probabilities: unfused attention without
   // selective recompute.
   bool keeps_scores() const { return !d_.flash && p_.recompute != Recompute::selective; }
-  Acts layout_layer(act*& cur, float*& fcur, bool full) const;
-  int64_t act_floats_per_layer() const;
+  // A layer's activations: its dense MLP's and/or its MoE FFN's (the recompute working set may
+  // need both).
+  struct LayerKind {
+    bool dense_mlp = true, moe = false;
+  };
+  LayerKind layer_kind(int64_t local_layer) const;
+  Acts layout_layer(act*& cur, float*& fcur, bool full, LayerKind kind) const;
+  int64_t act_floats_per_layer(LayerKind kind) const;
 
   Be& be_;
   ModelSpec m_;
@@ -144,6 +167,10 @@ class ChunkT {
   std::vector<int64_t> q_pos_;
   int64_t attended_ = 0;
   act *kv_ = nullptr, *dkv_ = nullptr, *kv_ranks_ = nullptr;
+  // Mixture of experts: the layer (shared by this chunk's MoE layers), and the recompute working
+  // set's kind (dense and/or MoE, as the chunk's layers are).
+  std::unique_ptr<MoeLayer> moe_;
+  LayerKind work_kind_;
 };
 
 namespace chunk_detail {
@@ -172,17 +199,29 @@ ChunkT<Be>::ChunkT(Be& be, const ModelSpec& m, const PlanSpec& p, int64_t stage,
   for (const int64_t pos : q_pos_) attended_ += pos + 1;
   const int64_t kv_all = d_.cp > 1 ? d_.B * d_.Tg * 2 * d_.KVH * d_.hd : 0;
   const int64_t att_square = d_.flash ? 0 : d_.B * d_.NH * d_.T * d_.T;
+  work_kind_.dense_mlp = false;
+  for (int64_t l = 0; l < layers_per_stage(m, p); ++l) {
+    const LayerKind k = layer_kind(l);
+    work_kind_.dense_mlp = work_kind_.dense_mlp || k.dense_mlp;
+    work_kind_.moe = work_kind_.moe || k.moe;
+  }
+  if (work_kind_.moe) {
+    if constexpr (backend_runs_moe<Be>())
+      moe_ = std::make_unique<MoeLayer>(moe_shape(m, p, d_));
+    else
+      throw std::logic_error(std::string("the ") + Be::kName + " backend runs no mixture-of-experts layers");
+  }
 
   // Scratch: one full layer (recompute), proj output, backward temporaries.
   const int64_t N = d_.N, C = d_.C;
-  const int64_t layer = act_floats_per_layer() + N * C;  // + work_.out
+  const int64_t layer = act_floats_per_layer(work_kind_) + N * C;  // + work_.out
   const int64_t temps = N * C * 3 + N * d_.Wqkv + N * d_.Ct * 2 + N * d_.fc_out + N * d_.F +
                         att_square + 3 * kv_all;
   scratch_ = be.template alloc<act>(layer + temps);
   scratch_stats_ = be.template alloc<float>(stats_per_layer());
   act* cur = scratch_.data();
   float* fcur = scratch_stats_.data();
-  work_ = layout_layer(cur, fcur, false);
+  work_ = layout_layer(cur, fcur, false, work_kind_);
   work_.out = cur;
   cur += N * C;
   auto take = [&cur](int64_t n) {
@@ -225,14 +264,26 @@ int64_t ChunkT<Be>::stats_per_layer() const {
 }
 
 template <class Be>
-int64_t ChunkT<Be>::act_floats_per_layer() const {
-  const int64_t N = d_.N, C = d_.C;
-  const int64_t att = keeps_scores() ? d_.B * d_.NH * d_.T * d_.T : 0;
-  return 2 * N * C + d_.Ns * C + N * d_.Wqkv + att + N * d_.Ct + N * d_.fc_out + N * d_.F;
+typename ChunkT<Be>::LayerKind ChunkT<Be>::layer_kind(int64_t local_layer) const {
+  LayerKind k;
+  k.moe = m_.is_moe_layer(first_layer_ + local_layer);
+  k.dense_mlp = !k.moe;
+  return k;
 }
 
 template <class Be>
-LayerActsT<typename Be::act> ChunkT<Be>::layout_layer(act*& cur, float*& fcur, bool full) const {
+int64_t ChunkT<Be>::act_floats_per_layer(LayerKind kind) const {
+  const int64_t N = d_.N, C = d_.C;
+  const int64_t att = keeps_scores() ? d_.B * d_.NH * d_.T * d_.T : 0;
+  int64_t floats = 2 * N * C + d_.Ns * C + N * d_.Wqkv + att + N * d_.Ct;
+  if (kind.dense_mlp) floats += N * d_.fc_out + N * d_.F;
+  if (kind.moe) floats += moe_->act_floats();
+  return floats;
+}
+
+template <class Be>
+LayerActsT<typename Be::act> ChunkT<Be>::layout_layer(act*& cur, float*& fcur, bool full,
+                                                      LayerKind kind) const {
   Acts a;
   if (full) return a;
   const int64_t N = d_.N, C = d_.C, Ns = d_.Ns;
@@ -257,8 +308,11 @@ LayerActsT<typename Be::act> ChunkT<Be>::layout_layer(act*& cur, float*& fcur, b
   a.ln2 = take(N * C);
   a.ln2_mean = stat(Ns);
   a.ln2_rstd = stat(Ns);
-  a.fch = take(N * d_.fc_out);
-  a.fch_act = take(N * d_.F);
+  if (kind.dense_mlp) {
+    a.fch = take(N * d_.fc_out);
+    a.fch_act = take(N * d_.F);
+  }
+  if (kind.moe) a.moe = take(moe_->act_floats());
   return a;
 }
 
@@ -288,6 +342,14 @@ void ChunkT<Be>::bind(wt* params, float* grads) {
       L.fcb = get(h + "mlp.c_fc.bias");
       L.fcprojw = get(h + "mlp.c_proj.weight");
       L.fcprojb = get(h + "mlp.c_proj.bias");
+      L.router = get(h + "mlp.router.weight");
+      for (int64_t e = 0; L.router && e < m_.moe.num_experts; ++e) {
+        const std::string x = h + "mlp.experts." + std::to_string(e) + ".";
+        L.expert_fc.push_back(get(x + "c_fc.weight"));
+        L.expert_proj.push_back(get(x + "c_proj.weight"));
+      }
+      L.shared_fc = get(h + "mlp.shared_experts.c_fc.weight");
+      L.shared_proj = get(h + "mlp.shared_experts.c_proj.weight");
       w.layers.push_back(L);
     }
   };
@@ -313,7 +375,7 @@ std::unique_ptr<StashT<Be>> ChunkT<Be>::make_stash() const {
     const bool full = p_.recompute == Recompute::full &&
                       (p_.recompute_layers == 0 || l < p_.recompute_layers);
     s->recomputed[static_cast<size_t>(l)] = full;
-    floats += Ns * C + (full ? 0 : act_floats_per_layer());
+    floats += Ns * C + (full ? 0 : act_floats_per_layer(layer_kind(l)));
     stats += full ? 0 : stats_per_layer();
   }
   if (last_) {
@@ -330,7 +392,7 @@ std::unique_ptr<StashT<Be>> ChunkT<Be>::make_stash() const {
   cur += Ns * C;
   act* prev = s->input;
   for (int64_t l = 0; l < L; ++l) {
-    Acts a = layout_layer(cur, fcur, s->recomputed[static_cast<size_t>(l)]);
+    Acts a = layout_layer(cur, fcur, s->recomputed[static_cast<size_t>(l)], layer_kind(l));
     a.inp = prev;
     a.out = cur;
     cur += Ns * C;
@@ -552,9 +614,9 @@ void ChunkT<Be>::attention_back(const Acts& a, Ctx& x) {
 }
 
 template <class Be>
-void ChunkT<Be>::layer_forward(const LayerWeightsT<wt>& w, const Acts& a, Ctx& x) {
+void ChunkT<Be>::layer_forward(const LayerWeightsT<wt>& w, const Acts& a, Ctx& x, double* aux_acc) {
   using chunk_detail::shape2;
-  const int64_t N = d_.N, Ns = d_.Ns, C = d_.C;
+  const int64_t Ns = d_.Ns, C = d_.C;
   norm_forward(a.ln1 + d_.row0 * C, a.ln1_mean, a.ln1_rstd, a.inp, w.ln1w, w.ln1b, x, "ln_1");
   gather_rows(a.ln1, x, "tp_all_gather_ln_1");
   matmul(a.qkv, a.ln1, w.qkvw, w.qkvb, C, d_.Wqkv, x, "matmul_qkv");
@@ -568,6 +630,24 @@ void ChunkT<Be>::layer_forward(const LayerWeightsT<wt>& w, const Acts& a, Ctx& x
   });
   norm_forward(a.ln2 + d_.row0 * C, a.ln2_mean, a.ln2_rstd, a.resid2, w.ln2w, w.ln2b, x, "ln_2");
   gather_rows(a.ln2, x, "tp_all_gather_ln_2");
+  mlp_forward(w, a, x, aux_acc);
+  part = scatter_rows(tmp_, x, "tp_all_reduce_fc_proj");
+  x.be.time("residual", static_cast<double>(2 * Ns * C), std::to_string(Ns * C), [&] {
+    if (w.fcprojb) x.be.bias_forward(part, w.fcprojb, Ns, C);
+    x.be.residual_forward(a.out, a.resid2, part, Ns * C);
+  });
+}
+
+// The FFN of ln_2's output a.ln2 (N, C) into tmp_ (N, C), this rank's part before the TP
+// reduction: the dense MLP, or the mixture of experts.
+template <class Be>
+void ChunkT<Be>::mlp_forward(const LayerWeightsT<wt>& w, const Acts& a, Ctx& x, double* aux_acc) {
+  const int64_t N = d_.N, C = d_.C;
+  if (w.moe()) {
+    if constexpr (backend_runs_moe<Be>())
+      moe_->forward(tmp_, a.ln2, w, moe_->layout(a.moe), x.be, x.comm, x.groups, aux_acc);
+    return;
+  }
   matmul(a.fch, a.ln2, w.fcw, w.fcb, C, d_.fc_out, x, "matmul_fc");
   x.be.time(d_.swiglu ? "swiglu" : "gelu", 8.0 * static_cast<double>(N * d_.F),
             std::to_string(N * d_.F), [&] {
@@ -577,22 +657,24 @@ void ChunkT<Be>::layer_forward(const LayerWeightsT<wt>& w, const Acts& a, Ctx& x
                 x.be.gelu_forward(a.fch_act, a.fch, N * d_.F);
             });
   matmul(tmp_, a.fch_act, w.fcprojw, nullptr, d_.F, C, x, "matmul_fc_proj");
-  part = scatter_rows(tmp_, x, "tp_all_reduce_fc_proj");
-  x.be.time("residual", static_cast<double>(2 * Ns * C), std::to_string(Ns * C), [&] {
-    if (w.fcprojb) x.be.bias_forward(part, w.fcprojb, Ns, C);
-    x.be.residual_forward(a.out, a.resid2, part, Ns * C);
-  });
 }
 
 template <class Be>
-void ChunkT<Be>::layer_backward(const LayerWeightsT<wt>& w, const LayerWeightsT<float>& g,
-                                const Acts& a, act* dres, Ctx& x) {
-  const int64_t N = d_.N, Ns = d_.Ns, C = d_.C;
-  // MLP branch: dres (Ns, C) is the gradient of out = resid2 + fc_proj.
-  if (g.fcprojb)
-    x.be.time("bias_backward", static_cast<double>(Ns * C), std::to_string(Ns * C),
-              [&] { x.be.bias_backward(g.fcprojb, dres, Ns, C); });
+const typename Be::act* ChunkT<Be>::mlp_backward(const LayerWeightsT<wt>& w, const LayerWeightsT<float>& g,
+                                                 const Acts& a, const act* dres, Ctx& x) {
+  const int64_t N = d_.N, C = d_.C;
   const act* dfull = gathered_grad(dres, x, "tp_all_gather_fc_proj_backward");
+  if (w.moe()) {
+    act* dpart = nullptr;
+    if constexpr (backend_runs_moe<Be>()) {
+      x.be.zero(dln_, N * C);
+      const MoeActs m = moe_->layout(a.moe);
+      moe_->backward_experts(dln_, dfull, a.ln2, w, g, m, x.be, x.comm, x.groups);
+      dpart = scatter_rows(dln_, x, "tp_all_reduce_fc_backward");
+      moe_->backward_router(dpart, a.ln2, w, g, x.be);
+    }
+    return dpart;
+  }
   x.be.zero(dfch_act_, N * d_.F);
   matmul_back(dfch_act_, g.fcprojw, nullptr, dfull, a.fch_act, w.fcprojw, d_.F, C, x,
               "matmul_fc_proj_backward");
@@ -606,14 +688,25 @@ void ChunkT<Be>::layer_backward(const LayerWeightsT<wt>& w, const LayerWeightsT<
             });
   x.be.zero(dln_, N * C);
   matmul_back(dln_, g.fcw, g.fcb, dfch_, a.ln2, w.fcw, C, d_.fc_out, x, "matmul_fc_backward");
-  const act* dpart = scatter_rows(dln_, x, "tp_all_reduce_fc_backward");
+  return scatter_rows(dln_, x, "tp_all_reduce_fc_backward");
+}
+
+template <class Be>
+void ChunkT<Be>::layer_backward(const LayerWeightsT<wt>& w, const LayerWeightsT<float>& g,
+                                const Acts& a, act* dres, Ctx& x) {
+  const int64_t N = d_.N, Ns = d_.Ns, C = d_.C;
+  // MLP branch: dres (Ns, C) is the gradient of out = resid2 + fc_proj.
+  if (g.fcprojb)
+    x.be.time("bias_backward", static_cast<double>(Ns * C), std::to_string(Ns * C),
+              [&] { x.be.bias_backward(g.fcprojb, dres, Ns, C); });
+  const act* dpart = mlp_backward(w, g, a, dres, x);
   norm_backward(dres, g.ln2w, g.ln2b, dpart, a.resid2, w.ln2w, a.ln2_mean, a.ln2_rstd, x,
                 "ln_2_backward");
   // Attention branch: dres is now the gradient of resid2 = inp + attn_proj.
   if (g.attprojb)
     x.be.time("bias_backward", static_cast<double>(Ns * C), std::to_string(Ns * C),
               [&] { x.be.bias_backward(g.attprojb, dres, Ns, C); });
-  dfull = gathered_grad(dres, x, "tp_all_gather_attn_proj_backward");
+  const act* dfull = gathered_grad(dres, x, "tp_all_gather_attn_proj_backward");
   x.be.zero(datty_, N * d_.Ct);
   matmul_back(datty_, g.attprojw, nullptr, dfull, a.atty, w.attprojw, d_.Ct, C, x,
               "matmul_attn_proj_backward");
@@ -647,9 +740,9 @@ void ChunkT<Be>::forward(Stash& s, float dloss, Ctx& x) {
       Acts wk = work_;
       wk.inp = a.inp;
       wk.out = a.out;
-      layer_forward(w_.layers[l], wk, x);
+      layer_forward(w_.layers[l], wk, x, x.aux_acc);
     } else {
-      layer_forward(w_.layers[l], a, x);
+      layer_forward(w_.layers[l], a, x, x.aux_acc);
     }
   }
   if (!last_) return;
@@ -690,7 +783,7 @@ void ChunkT<Be>::backward(Stash& s, act* dres, Ctx& x) {
     if (s.recomputed[i]) {
       Acts wk = work_;
       wk.inp = a.inp;
-      layer_forward(w_.layers[i], wk, x);  // recompute into the working set (out too)
+      layer_forward(w_.layers[i], wk, x, nullptr);  // recompute into the working set (out too)
       layer_backward(w_.layers[i], g_.layers[i], wk, dres, x);
     } else {
       layer_backward(w_.layers[i], g_.layers[i], a, dres, x);

@@ -46,6 +46,10 @@ std::string joined(const std::vector<std::string>& items) {
 // with Llama 3's optional scaling, RMSNorm, any kv_heads dividing heads); refuses a model that
 // is neither.
 std::string hf_architecture(const ModelSpec& m, const std::string& where) {
+  if (m.is_moe())
+    throw InputError(where, "model.moe.num_experts",
+                     "the Hugging Face export writes dense models only (" + m.name + " has " +
+                         std::to_string(m.moe.num_experts) + " experts per MoE layer)");
   std::vector<std::string> not_gpt2, not_llama;
   if (m.activation != Activation::gelu) not_gpt2.push_back(to_string(m.activation));
   if (m.position != Position::learned) not_gpt2.push_back(to_string(m.position));

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,6 +36,30 @@ using nlohmann::json;
 
 namespace {
 
+// The mixtures of experts the CPU executor runs (moe_layer.hpp): dropless SwiGLU experts without
+// biases, each expert's MLP sharded over tp as the dense one.
+template <class Fail>
+void check_runnable_moe(const ModelSpec& m, const PlanSpec& p, const Fail& fail) {
+  const MoeSpec& e = m.moe;
+  if (e.capacity_factor > 0) {
+    std::ostringstream got;
+    got << e.capacity_factor;
+    fail("$.model.moe.capacity_factor",
+         "the executor runs dropless mixtures of experts only: capacity_factor must be 0 (got " +
+             got.str() + ")");
+  }
+  if (m.activation != Activation::swiglu)
+    fail("$.model.activation", "the executor's experts are SwiGLU MLPs (got " +
+                                   std::string(to_string(m.activation)) + ")");
+  if (m.linear_bias)
+    fail("$.model.linear_bias",
+         "the executor's experts and router have no biases (linear_bias must be false)");
+  if (e.expert_ffn_hidden % p.tp != 0)
+    fail("$.plan.tp", "moe.expert_ffn_hidden must be divisible by tp");
+  if ((e.shared_experts * e.shared_expert_ffn_hidden) % p.tp != 0)
+    fail("$.plan.tp", "moe.shared_experts * moe.shared_expert_ffn_hidden must be divisible by tp");
+}
+
 // What the CPU executor can run beyond what validate_plan already checked.
 void check_runnable(const PlanFile& pf, int world_size, const std::string& src) {
   const ModelSpec& m = pf.model;
@@ -57,6 +82,7 @@ void check_runnable(const PlanFile& pf, int world_size, const std::string& src) 
   if (p.zero > 1) fail("$.plan.zero", "the executor runs ZeRO 0 or 1 (distributed optimizer)");
   if (p.sequence_parallel && (p.micro_batch * m.seq_len) % p.tp != 0)
     fail("$.plan.sequence_parallel", "micro_batch * seq_len must be divisible by tp");
+  if (m.is_moe()) check_runnable_moe(m, p, fail);
 }
 
 // A step whose loss or gradient norm is NaN or infinite ends the run on every rank (agreed over
@@ -119,6 +145,10 @@ LoadedPlan load_plan(const RunOptions& o, int world_size) {
   LoadedPlan lp{read_json_file(o.plan_path), {}};
   lp.file = read_plan_file(lp.text, o.plan_path);
   check_runnable(lp.file, world_size, o.plan_path);
+  if (o.backend == "cuda" && lp.file.model.is_moe())
+    throw InputError(o.plan_path, "$.model.moe.num_experts",
+                     "the CUDA backend runs dense models only; mixtures of experts run on the CPU "
+                     "backend (--backend cpu)");
   if (o.backend == "cuda" && lp.file.job.attention == Attention::fused)
     throw InputError(o.plan_path, "$.job.attention",
                      "the CUDA backend runs unfused attention only (cuBLAS scores and a softmax "

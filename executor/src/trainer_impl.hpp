@@ -311,6 +311,7 @@ void TrainerImpl<Be>::run_schedule(double* loss_acc) {
       ctx.logits_copy = capture_logits_ && ch.last() ? logits_.data() + st.micro_batch * d.N * d.Vl
                                                      : nullptr;
       ctx.loss_acc = ch.last() && g_.coords.tp == 0 ? loss_acc : nullptr;
+      ctx.aux_acc = g_.coords.tp == 0 ? loss_acc : nullptr;  // MoE layers' load-balancing losses
       ch.forward(*s, dloss, ctx);
       if (!ch.last())
         comm_.send(s->output(), d.Ns * d.C, static_cast<int>((v + 1) % p.pp),

@@ -52,19 +52,23 @@ TEST_CASE("MoE models: costed on Megatron-Core, refused with one line by stacks 
   // Stacks without one: the model named, the stack's reason given.
   for (const std::string& cmd :
        {std::string("predict --model mixtral-8x7b --cluster dgx-h100-superpod --gpus 64"),
-        std::string("plan --model mixtral-8x7b --cluster dgx-h100-superpod --gpus 64 --global-batch 512 --stack torchtitan"),
-        std::string("simulate --model moe-tiny --cluster cpu-local --gpus 1")}) {
+        std::string("plan --model mixtral-8x7b --cluster dgx-h100-superpod --gpus 64 --global-batch 512 --stack torchtitan")}) {
     INFO(cmd);
     const Result r = run(cmd);
     CHECK(r.code == 2);
     CHECK(count_lines(r.err) == 1);
     CHECK(r.err.find("runs dense models only (got num_experts 8)") != std::string::npos);
   }
-  // A plan file's model on the executor's stack: refused where the file is read.
-  const std::string plan = std::string(PARALLAX_SOURCE_DIR) + "/tests/errors/data/plan-moe-tiny.json";
+  // The executor's stack runs MoE models, without expert parallelism.
+  CHECK(run("simulate --model moe-tiny --cluster cpu-local --gpus 1").code == 0);
+  const Result ep = run("predict --model moe-tiny --cluster cpu-local --gpus 2 --ep 2");
+  CHECK(ep.code == 2);
+  CHECK(ep.err.find("--ep: stack \"parallax-executor\" has no expert parallelism (got ep 2)") != std::string::npos);
+  // A plan file's model on a stack without an MoE layer: refused where the file is read.
+  const std::string plan = std::string(PARALLAX_SOURCE_DIR) + "/tests/errors/data/plan-moe-tiny-megatron-lm.json";
   const Result e = run("export --plan " + plan + " --format megatron");
   CHECK(e.code == 2);
-  CHECK(e.err.find("$.model.moe.num_experts: stack \"parallax-executor\" runs dense models only") != std::string::npos);
+  CHECK(e.err.find("$.model.moe.num_experts: stack \"megatron-lm\" runs dense models only") != std::string::npos);
 }
 
 TEST_CASE("MoE: the Megatron-LM launch carries Megatron-Core's MoE flags") {
@@ -96,10 +100,9 @@ TEST_CASE("presets show output reads back as a model file, its counts checked") 
   const auto path =
       (std::filesystem::temp_directory_path() / ("moe_tiny_" + std::to_string(getpid()) + ".json")).string();
   std::ofstream(path) << shown.out;
-  // It reads: the executor's stack refuses it after the model file was read whole, counts included.
+  // It reads, counts included, and is costed.
   Result r = run("predict --model " + path + " --cluster cpu-local --gpus 1");
-  CHECK(r.code == 2);
-  CHECK(r.err.find("--model: stack \"parallax-executor\" runs dense models only") != std::string::npos);
+  CHECK(r.code == 0);
   // One more layer with the old counts: refused, naming the count.
   auto j = nlohmann::json::parse(shown.out);
   j["layers"] = 5;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,29 @@ inline std::string make_plan(const std::string& dir, const std::string& name, in
                           " --out " + path +
                           " > /dev/null";
   if (shell(cmd) != 0) throw std::runtime_error("predict failed: " + cmd);
+  return path;
+}
+
+// A plan of the mixture-of-experts model in file `model_json` (a model file's path). `parallax
+// predict` costs no MoE model yet (docs/moe.md), so the plan is predicted for its dense twin (the
+// same model without "moe") and the MoE model put back: `parallax run` reads it as the executor.
+inline std::string make_moe_plan(const std::string& dir, const std::string& name, int tp, int pp, int dp,
+                                 const std::string& flags, const std::string& model_json, int cp = 1) {
+  std::ifstream in(model_json);
+  if (!in) throw std::runtime_error("cannot read " + model_json);
+  const nlohmann::json moe_model = nlohmann::json::parse(in);
+  nlohmann::json dense = moe_model;
+  dense.erase("moe");
+  const std::string dense_path = dir + "/" + name + ".dense_model.json";
+  std::ofstream(dense_path) << dense.dump(1);
+  const std::string path = make_plan(dir, name, tp, pp, dp, flags, dense_path, cp);
+  nlohmann::json plan;
+  {
+    std::ifstream p(path);
+    plan = nlohmann::json::parse(p);
+  }
+  plan["model"] = moe_model;
+  std::ofstream(path) << plan.dump(1);
   return path;
 }
 

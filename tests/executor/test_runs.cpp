@@ -42,14 +42,23 @@ TEST_CASE("save at step 3 and resume: steps 4-6 are bit-identical", "[executor][
 
 namespace {
 
+// A plan of `model`: a mixture-of-experts model file through make_moe_plan (predict costs none).
+std::string any_plan(const std::string& dir, const std::string& name, int tp, int pp, int dp,
+                     const std::string& flags, const std::string& model) {
+  if (model.size() > 5 && model.compare(model.size() - 5, 5, ".json") == 0 &&
+      slurp(model).find("\"moe\"") != std::string::npos)
+    return make_moe_plan(dir, name, tp, pp, dp, flags, model);
+  return make_plan(dir, name, tp, pp, dp, flags, model);
+}
+
 // Train plan `a` 4 steps straight, and 3 steps with a checkpoint; resume the checkpoint under plan
 // `b` for one step: its loss must equal the straight run's 4th.
 // Returns the checkpoint's step directory.
 std::string check_reshard(const std::string& name, int a_tp, int a_pp, int a_dp, int b_tp, int b_pp,
                           int b_dp, const std::string& b_flags, const std::string& model = "gpt-tiny") {
   const std::string dir = scratch_dir(name);
-  const std::string a = make_plan(dir, "a", a_tp, a_pp, a_dp, "", model);
-  const std::string b = make_plan(dir, "b", b_tp, b_pp, b_dp, b_flags, model);
+  const std::string a = any_plan(dir, "a", a_tp, a_pp, a_dp, "", model);
+  const std::string b = any_plan(dir, "b", b_tp, b_pp, b_dp, b_flags, model);
   const int np_a = a_tp * a_pp * a_dp;
   REQUIRE(mpirun(np_a, "--plan " + a + " --steps 4 --out " + dir + "/full.json", dir + "/f.log") == 0);
   REQUIRE(mpirun(np_a, "--plan " + a + " --steps 3 --checkpoint-dir " + dir + "/ck", dir + "/a.log") == 0);
@@ -83,6 +92,33 @@ TEST_CASE("a Llama-layout checkpoint reshards: tp=2 to tp=1 dp=2 and tp=1 dp=2 t
   CHECK(stored.count("h.1.mlp.c_fc.weight") == 0);
   CHECK(stored.at("model.layers.1.mlp.up_proj.weight").shape == std::vector<int64_t>{256, 64});  // (F, C)
   check_reshard("reshard_llama_back", 1, 1, 2, 2, 1, 1, "", model);
+}
+
+// moe-tiny: the router, every expert and the shared experts stored under DeepSeek-V3's Hugging Face
+// names (gate | up of each expert stored apart, each tp shard holding half of each), resharded
+// from tp=2 pp=2 to dp=2 and back; and a save at step 3 resumed under the same plan is
+// bit-identical to the uninterrupted run.
+TEST_CASE("a mixture-of-experts checkpoint reshards and resumes bit for bit", "[executor][mpi][moe]") {
+  const std::string model = std::string(PARALLAX_SOURCE_DIR) + "/presets/models/moe-tiny.json";
+  const std::string step = check_reshard("reshard_moe", 2, 2, 1, 1, 1, 2, "--zero 1", model);
+  const auto stored = parallax::exec::read_stored_tensors(step);
+  CHECK(stored.count("model.layers.3.mlp.gate.weight") == 1);
+  CHECK(stored.at("model.layers.0.mlp.experts.7.up_proj.weight").shape == std::vector<int64_t>{64, 64});
+  CHECK(stored.count("optimizer.m.model.layers.2.mlp.shared_experts.down_proj.weight") == 1);
+  CHECK(stored.count("h.0.mlp.experts.7.c_fc.weight") == 0);
+  check_reshard("reshard_moe_back", 1, 1, 2, 2, 1, 1, "--sp", model);
+
+  const std::string dir = scratch_dir("resume_moe");
+  const std::string plan = make_moe_plan(dir, "p", 2, 1, 1, "", model);
+  REQUIRE(mpirun(2, "--plan " + plan + " --steps 6 --out " + dir + "/full.json", dir + "/f.log") == 0);
+  REQUIRE(mpirun(2, "--plan " + plan + " --steps 3 --checkpoint-dir " + dir + "/ck", dir + "/a.log") == 0);
+  REQUIRE(mpirun(2, "--plan " + plan + " --steps 3 --resume --checkpoint-dir " + dir + "/ck --out " + dir +
+                        "/resumed.json",
+                 dir + "/b.log") == 0);
+  const auto full = losses(dir + "/full.json");
+  const auto resumed = losses(dir + "/resumed.json");
+  REQUIRE(resumed.size() == 3);
+  for (size_t i = 0; i < 3; ++i) CHECK(resumed[i] == full[i + 3]);
 }
 
 TEST_CASE("a corrupted checkpoint is refused and the previous one is used", "[executor][mpi]") {

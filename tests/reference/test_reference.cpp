@@ -13,28 +13,49 @@ using namespace parallax::test;
 
 namespace {
 
-// Resumes the single-process executor from `golden`/ckpt (model `model_json` in tests/reference),
-// runs one step on `golden`/tokens.bin and compares with `golden`/golden.safetensors.
-void check_against_reference(const std::string& golden_name, const std::string& model_json) {
-  const std::string golden = std::string(PARALLAX_SOURCE_DIR) + "/tests/reference/" + golden_name;
-  const std::string dir = scratch_dir("reference_" + golden_name);
+std::string golden_dir(const std::string& golden_name) {
+  return std::string(PARALLAX_SOURCE_DIR) + "/tests/reference/" + golden_name;
+}
+
+// A one-rank plan of model `model_json` in tests/reference (global batch 4 of micro-batches of 1).
+std::string reference_plan(const std::string& dir, const std::string& model_json) {
   const std::string plan = dir + "/plan.json";
   REQUIRE(shell(std::string(PARALLAX_BIN) + " predict --model " + PARALLAX_SOURCE_DIR +
-                "/tests/reference/" + model_json + " --cluster dgx-a100-superpod --dtype fp32"
+                "/tests/reference/" + model_json +
+                " --cluster dgx-a100-superpod --dtype fp32"
                 " --gpus 1 --tp 1 --pp 1 --global-batch 4 --mbs 1 --recompute none --out " +
                 plan + " > /dev/null") == 0);
+  return plan;
+}
+
+// Resumes the single-process executor of `plan` from `golden`/ckpt, runs `steps` steps on
+// `golden`/tokens.bin and compares the first with `golden`/golden.safetensors (and, when its
+// metadata has "losses", every step's loss).
+void check_against_reference(const std::string& golden_name, const std::string& dir,
+                             const std::string& plan, int steps = 1) {
+  const std::string golden = golden_dir(golden_name);
   // Resume from a copy: the run saves nothing, but keep the committed files untouched anyway.
   std::filesystem::copy(golden + "/ckpt", dir + "/ckpt", std::filesystem::copy_options::recursive);
-  const int rc = mpirun(1, "--plan " + plan + " --steps 1 --resume --checkpoint-dir " + dir +
-                               "/ckpt --data " + golden + "/tokens.bin --out " + dir +
-                               "/m.json --dump-grads " + dir + "/grads",
+  const int rc = mpirun(1,
+                        "--plan " + plan + " --steps " + std::to_string(steps) +
+                            " --resume --checkpoint-dir " + dir + "/ckpt --data " + golden +
+                            "/tokens.bin --out " + dir + "/m.json --dump-grads " + dir + "/grads",
                         dir + "/run.log");
   INFO(slurp(dir + "/run.log"));
   REQUIRE(rc == 0);
 
   const auto ref = parallax::exec::read_shard_file(golden + "/golden.safetensors");
   const auto grads = parallax::exec::read_global_tensors(dir + "/grads");
-  const double loss = losses(dir + "/m.json").at(0);
+  const std::vector<double> got_losses = losses(dir + "/m.json");
+  const double loss = got_losses.at(0);
+  if (const auto it = ref.metadata.find("losses"); it != ref.metadata.end()) {
+    const auto want = nlohmann::json::parse(it->second).get<std::vector<double>>();
+    REQUIRE(got_losses.size() == want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      INFO("step " << i + 1 << ": " << got_losses[i] << " against the reference's " << want[i]);
+      CHECK(std::abs(got_losses[i] - want[i]) <= 1e-5 * std::abs(want[i]));
+    }
+  }
   size_t compared = 0;
   for (const auto& e : ref.tensors) {
     if (e.shard.name == "loss") {
@@ -80,12 +101,31 @@ void check_against_reference(const std::string& golden_name, const std::string& 
 }  // namespace
 
 TEST_CASE("single process equals the PyTorch reference", "[executor][mpi][reference]") {
-  check_against_reference("golden", "micro_model.json");
+  const std::string dir = scratch_dir("reference_golden");
+  check_against_reference("golden", dir, reference_plan(dir, "micro_model.json"));
 }
 
 // llama_model.json: grouped-query attention (2 query heads per KV head), RoPE at base 500000 with
 // Llama 3.1's scaling, SwiGLU, RMSNorm, untied embeddings, no biases; the checkpoint under Hugging
 // Face Llama names (q/k/v and gate/up stored apart), the golden gradients under the executor's.
 TEST_CASE("single process equals the PyTorch Llama reference", "[executor][mpi][reference]") {
-  check_against_reference("golden_llama", "llama_model.json");
+  const std::string dir = scratch_dir("reference_golden_llama");
+  check_against_reference("golden_llama", dir, reference_plan(dir, "llama_model.json"));
+}
+
+// Mixtures of experts (moe_reference.py): the moe-tiny preset (softmax top-2 of 8 experts, one
+// shared expert, every layer MoE) and moe_sigmoid_model.json (sigmoid top-3, two shared experts, a
+// leading dense layer); loss (cross-entropy + the load-balancing loss), logits and every gradient
+// of the first step, and the losses of five steps of AdamW.
+TEST_CASE("single process equals the PyTorch mixture-of-experts references",
+          "[executor][mpi][reference][moe]") {
+  for (const auto& [golden, model] :
+       {std::pair<std::string, std::string>{
+            "golden_moe", std::string(PARALLAX_SOURCE_DIR) + "/presets/models/moe-tiny.json"},
+        {"golden_moe_sigmoid",
+         std::string(PARALLAX_SOURCE_DIR) + "/tests/reference/moe_sigmoid_model.json"}}) {
+    INFO(golden);
+    const std::string dir = scratch_dir("reference_" + golden);
+    check_against_reference(golden, dir, make_moe_plan(dir, "plan", 1, 1, 1, "", model), 5);
+  }
 }

@@ -10,6 +10,12 @@
 // (K = kv_heads * head_dim: grouped-query attention; K = C without it), so the local tensor is
 // three segments of the global one. Bias tensors exist only with linear_bias. The vocabulary is
 // padded to a multiple of 128*tp (Megatron-LM).
+//
+// A mixture-of-experts layer (ModelSpec::is_moe_layer) has, instead of mlp.c_fc/c_proj, the router
+// "h.N.mlp.router.weight" (num_experts, C), replicated; every routed expert's MLP
+// "h.N.mlp.experts.E.c_fc/c_proj" of width expert_ffn_hidden and, with shared experts, one MLP
+// "h.N.mlp.shared_experts.c_fc/c_proj" of width shared_experts * shared_expert_ffn_hidden, each
+// sharded over tp as the dense MLP is.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -14,6 +14,11 @@
 //   h.N.mlp.c_fc.*           -> model.layers.N.mlp.{gate,up}_proj.*     (SwiGLU rows gate | up;
 //                                                                       a GeLU MLP: up_proj only)
 //   h.N.mlp.c_proj.*         -> model.layers.N.mlp.down_proj.*
+//   mixture-of-experts layers, under DeepSeek-V3's names:
+//   h.N.mlp.router.weight    -> model.layers.N.mlp.gate.weight
+//   h.N.mlp.experts.E.c_fc.* -> model.layers.N.mlp.experts.E.{gate,up}_proj.*
+//   h.N.mlp.experts.E.c_proj.* -> model.layers.N.mlp.experts.E.down_proj.*
+//   h.N.mlp.shared_experts.{c_fc,c_proj}.* -> model.layers.N.mlp.shared_experts.{gate,up,down}_proj.*
 //   ln_f.*                   -> model.norm.*
 //   lm_head.weight           -> lm_head.weight
 //   wpe.weight               -> model.embed_positions.weight  (learned positions: no HF Llama name)

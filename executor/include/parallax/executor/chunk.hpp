@@ -56,6 +56,12 @@ struct LayerWeightsT {
   W *ln1w = nullptr, *ln1b = nullptr, *qkvw = nullptr, *qkvb = nullptr;
   W *attprojw = nullptr, *attprojb = nullptr, *ln2w = nullptr, *ln2b = nullptr;
   W *fcw = nullptr, *fcb = nullptr, *fcprojw = nullptr, *fcprojb = nullptr;
+  // A mixture-of-experts layer instead of fcw/fcprojw (param_table.hpp): the router (E, C), each
+  // expert's c_fc (2 Fe, C) and c_proj (C, Fe), the shared experts' (null without them).
+  W* router = nullptr;
+  std::vector<W*> expert_fc, expert_proj;
+  W *shared_fc = nullptr, *shared_proj = nullptr;
+  bool moe() const { return router != nullptr; }
 };
 
 template <class W>
@@ -81,6 +87,7 @@ struct LayerActsT {
   float *ln2_mean = nullptr, *ln2_rstd = nullptr;
   A* fch = nullptr;      // (N, fc_out)
   A* fch_act = nullptr;  // (N, F)
+  A* moe = nullptr;      // a mixture-of-experts layer's activations instead of fch (MoeLayer)
   A* out = nullptr;      // (Ns, C)
 };
 

@@ -172,6 +172,12 @@ void read_row_plan(JsonObjectReader& p, PublishedRun& run, std::vector<std::stri
   const nlohmann::json& sp = p.raw("sequence_parallel");
   run.free_sequence_parallel = unpublished(sp) && plan.tp > 1;
   if (!unpublished(sp)) plan.sequence_parallel = p.get_bool("sequence_parallel");
+  if (run.free_sequence_parallel && run.model.is_moe()) {
+    // Megatron-Core's MoE layer raises without it at tp > 1 (moe_layer.py): nothing to choose.
+    plan.sequence_parallel = true;
+    run.free_sequence_parallel = false;
+    run.assumed.push_back("sequence_parallel unpublished: on, which a mixture of experts needs at tp > 1");
+  }
   read_recompute(p, run);
   read_sharding(p, run, reasons);
   read_schedule(p, run, reasons);

@@ -2,6 +2,8 @@
 // Argument pieces the Megatron-LM and Megatron-DeepSpeed exports share. Internal to the export
 // library.
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -11,6 +13,16 @@
 namespace parallax::launch_args {
 
 constexpr double kMegatronDropout = 0.1;  // --hidden-dropout and --attention-dropout defaults
+
+// The shortest decimal that reads back as x ("8", "0.5"): a flag's number as a user writes it.
+inline std::string number_text(double x) {
+  char text[32];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof(text), "%.*g", digits, x);
+    if (std::strtod(text, nullptr) == x) break;
+  }
+  return text;
+}
 
 inline void add(std::vector<std::string>& a, const std::string& flag, int64_t v) {
   a.push_back(flag);

@@ -16,6 +16,7 @@ namespace parallax {
 namespace {
 
 using launch_args::add;
+using launch_args::number_text;
 using launch_args::kMegatronDropout;
 
 [[noreturn]] void refuse(const std::string& why) {
@@ -26,16 +27,6 @@ using launch_args::kMegatronDropout;
 // 10000); --use-rope-scaling applies Llama 3.x's scaling with --rope-scaling-factor (default 8)
 // and the other three numbers fixed at Llama 3.1's (rotary_pos_embedding.py _apply_scaling:
 // low_freq_factor 1, high_freq_factor 4, original_max_position_embeddings 8192).
-// The shortest decimal that reads back as x ("8", "0.5").
-std::string number_text(double x) {
-  char text[32];
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(text, sizeof(text), "%.*g", digits, x);
-    if (std::strtod(text, nullptr) == x) break;
-  }
-  return text;
-}
-
 constexpr double kRopeLowFreq = 1, kRopeHighFreq = 4;
 constexpr int64_t kRopeOriginalMax = 8192;
 

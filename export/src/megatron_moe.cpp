@@ -1,9 +1,8 @@
 // Megatron-Core's MoE flags (megatron/training/arguments.py, _add_moe_args), written and read.
 #include "megatron_moe.hpp"
 
-#include <cstdio>
-#include <cstdlib>
 #include <sstream>
+#include <stdexcept>
 
 #include "launch_args.hpp"
 #include "parallax/core/error.hpp"
@@ -13,16 +12,6 @@ namespace {
 
 [[noreturn]] void refuse(const std::string& flag, const std::string& rule) {
   throw InputError("megatron args", flag, rule);
-}
-
-// The shortest decimal that reads back as x.
-std::string number_text(double x) {
-  char text[32];
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(text, sizeof(text), "%.*g", digits, x);
-    if (std::strtod(text, nullptr) == x) break;
-  }
-  return text;
 }
 
 int64_t to_int(const std::string& flag, const std::string& v) {
@@ -51,6 +40,7 @@ double to_number(const std::string& flag, const std::string& v) {
 
 void add_flags(std::vector<std::string>& a, const ModelSpec& m, const PlanSpec& p) {
   using launch_args::add;
+  using launch_args::number_text;
   if (!m.is_moe()) return;
   const MoeSpec& x = m.moe;
   add(a, "--num-experts", x.num_experts);

@@ -48,9 +48,9 @@ inline std::string make_plan(const std::string& dir, const std::string& name, in
   return path;
 }
 
-// A plan of the mixture-of-experts model in file `model_json` (a model file's path). `parallax
-// predict` costs no MoE model yet (docs/moe.md), so the plan is predicted for its dense twin (the
-// same model without "moe") and the MoE model put back: `parallax run` reads it as the executor.
+// A plan of the mixture-of-experts model in file `model_json` (a model file's path): predicted for
+// its dense twin (the same model without "moe", so the plan's micro-batching is the dense
+// tests') and the MoE model put back; `parallax run` validates it with the MoE rules.
 inline std::string make_moe_plan(const std::string& dir, const std::string& name, int tp, int pp, int dp,
                                  const std::string& flags, const std::string& model_json, int cp = 1) {
   std::ifstream in(model_json);
@@ -60,7 +60,9 @@ inline std::string make_moe_plan(const std::string& dir, const std::string& name
   dense.erase("moe");
   const std::string dense_path = dir + "/" + name + ".dense_model.json";
   std::ofstream(dense_path) << dense.dump(1);
-  const std::string path = make_plan(dir, name, tp, pp, dp, flags, dense_path, cp);
+  // validate_plan's rule for a mixture of experts (Megatron-Core's MoE layer): tp > 1 runs SP.
+  const bool sp = tp > 1 && flags.find("--sp") == std::string::npos;
+  const std::string path = make_plan(dir, name, tp, pp, dp, sp ? flags + " --sp" : flags, dense_path, cp);
   nlohmann::json plan;
   {
     std::ifstream p(path);

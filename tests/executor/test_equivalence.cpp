@@ -264,11 +264,11 @@ void require_moe_same(const std::string& dir, std::initializer_list<MoeLayout> l
 }
 }  // namespace
 
-TEST_CASE("moe-tiny: recompute, tp=2 (with and without SP) and dp=2 equal the single process",
+TEST_CASE("moe-tiny: recompute, tp=2 (sequence parallel) and dp=2 equal the single process",
           "[executor][mpi][moe]") {
   require_moe_same(scratch_dir("moe_tp_dp"), {{"full", 1, 1, 1, 1, "--recompute full"},
                                               {"selective", 1, 1, 1, 1, "--recompute selective"},
-                                              {"tp2", 2, 1, 1, 1, ""},
+                                              {"tp2_sp", 2, 1, 1, 1, "--sp"},
                                               {"tp2_sp_full", 2, 1, 1, 1, "--sp --recompute full"},
                                               {"dp2", 1, 1, 2, 1, ""},
                                               {"dp2_zero1", 1, 1, 2, 1, "--zero 1"}});

@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "parallax/core/error.hpp"
 #include "parallax/core/plan_file.hpp"
 
 namespace parallax::launch_args {
@@ -22,6 +24,18 @@ inline std::string number_text(double x) {
     if (std::strtod(text, nullptr) == x) break;
   }
   return text;
+}
+
+// A flag's integer value, all of `v`; throws InputError("megatron args", flag, ...) otherwise.
+inline int64_t parse_int(const std::string& flag, const std::string& v) {
+  try {
+    size_t used = 0;
+    const long long x = std::stoll(v, &used);
+    if (used != v.size()) throw std::invalid_argument(v);
+    return static_cast<int64_t>(x);
+  } catch (const std::exception&) {
+    throw InputError("megatron args", flag, "must be an integer (got \"" + v + "\")");
+  }
 }
 
 inline void add(std::vector<std::string>& a, const std::string& flag, int64_t v) {

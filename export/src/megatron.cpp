@@ -289,17 +289,7 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
         throw InputError("megatron args", a, "must be a probability in [0, 1) (got \"" + v + "\")");
       }
     };
-    auto integer = [&]() -> int64_t {
-      const std::string v = value();
-      try {
-        size_t used = 0;
-        const long long x = std::stoll(v, &used);
-        if (used != v.size()) throw std::invalid_argument(v);
-        return static_cast<int64_t>(x);
-      } catch (const std::exception&) {
-        throw InputError("megatron args", a, "must be an integer (got \"" + v + "\")");
-      }
-    };
+    auto integer = [&]() { return launch_args::parse_int(a, value()); };
     if (a == "--tensor-model-parallel-size") p.tp = integer();
     else if (a == "--pipeline-model-parallel-size") p.pp = integer();
     else if (a == "--num-layers-per-virtual-pipeline-stage") layers_per_virtual = integer();

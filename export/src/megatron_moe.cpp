@@ -10,19 +10,10 @@
 namespace parallax::megatron_moe {
 namespace {
 
+using launch_args::parse_int;
+
 [[noreturn]] void refuse(const std::string& flag, const std::string& rule) {
   throw InputError("megatron args", flag, rule);
-}
-
-int64_t to_int(const std::string& flag, const std::string& v) {
-  try {
-    size_t used = 0;
-    const long long x = std::stoll(v, &used);
-    if (used != v.size()) throw std::invalid_argument(v);
-    return static_cast<int64_t>(x);
-  } catch (const std::exception&) {
-    refuse(flag, "must be an integer (got \"" + v + "\")");
-  }
 }
 
 double to_number(const std::string& flag, const std::string& v) {
@@ -71,12 +62,12 @@ bool read_flag(const std::string& a, const std::function<std::string()>& value, 
   const bool moe = a.rfind("--moe-", 0) == 0 || a == "--num-experts" ||
                    a == "--expert-model-parallel-size" || a == "--expert-tensor-parallel-size";
   if (!moe) return false;
-  if (a == "--num-experts") f.num_experts = to_int(a, value());
-  else if (a == "--moe-router-topk") f.top_k = to_int(a, value());
-  else if (a == "--moe-ffn-hidden-size") f.expert_ffn_hidden = to_int(a, value());
-  else if (a == "--expert-model-parallel-size") f.ep = to_int(a, value());
-  else if (a == "--expert-tensor-parallel-size") f.etp = to_int(a, value());
-  else if (a == "--moe-shared-expert-intermediate-size") f.shared_ffn_hidden = to_int(a, value());
+  if (a == "--num-experts") f.num_experts = parse_int(a, value());
+  else if (a == "--moe-router-topk") f.top_k = parse_int(a, value());
+  else if (a == "--moe-ffn-hidden-size") f.expert_ffn_hidden = parse_int(a, value());
+  else if (a == "--expert-model-parallel-size") f.ep = parse_int(a, value());
+  else if (a == "--expert-tensor-parallel-size") f.etp = parse_int(a, value());
+  else if (a == "--moe-shared-expert-intermediate-size") f.shared_ffn_hidden = parse_int(a, value());
   else if (a == "--moe-layer-freq") f.layer_freq = value();
   else if (a == "--moe-router-score-function") f.router = value();
   else if (a == "--moe-router-load-balancing-type") f.load_balancing = value();
@@ -98,7 +89,7 @@ std::vector<int> layer_pattern(const std::string& text, int64_t layers) {
   for (char c : text)
     if (c != ' ' && c != '(' && c != ')') s += c;
   if (!s.empty() && s.front() != '[') {
-    const int64_t n = to_int(flag, s);
+    const int64_t n = parse_int(flag, s);
     if (n < 1) refuse(flag, "must be >= 1 (got " + s + ")");
     std::vector<int> out;
     for (int64_t l = 0; l < layers; ++l) out.push_back(l % n == 0 ? 1 : 0);
@@ -122,7 +113,7 @@ std::vector<int> layer_pattern(const std::string& text, int64_t layers) {
     int64_t times = 1;
     if (close + 1 < term.size()) {
       if (term[close + 1] != '*') refuse(flag, "must be a list expression (got \"" + text + "\")");
-      times = to_int(flag, term.substr(close + 2));
+      times = parse_int(flag, term.substr(close + 2));
     }
     for (int64_t r = 0; r < times; ++r) out.insert(out.end(), items.begin(), items.end());
   }

@@ -94,8 +94,9 @@ std::vector<std::pair<int64_t, int64_t>> expert_sizes(const ModelSpec& m, int64_
   std::vector<std::pair<int64_t, int64_t>> out;
   for (int64_t ep : divisors(m.moe.num_experts)) {
     if (ranks % ep != 0 || !allowed(o.ep_values, ep)) continue;
-    for (int64_t etp : tp > 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0})
+    for (int64_t etp : tp > 1 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0}) {
       if (ranks % ((etp > 0 ? etp : tp) * ep) == 0) out.emplace_back(ep, etp);
+    }
   }
   return out;
 }

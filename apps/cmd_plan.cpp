@@ -74,7 +74,7 @@ Progress progress_bar() {
 }
 
 std::string plans_table(const SearchResult& res, int64_t top) {
-  TextTable t({"#", "tp", "cp", "pp", "vpp", "dp", "mbs", "m", "recompute", "sp", "zero", "iter s",
+  TextTable t({"#", "tp", "cp", "pp", "vpp", "dp", "ep", "mbs", "m", "recompute", "sp", "zero", "iter s",
                "model TF/s", "Megatron TF/s", "MFU", "peak GB", "headroom GB", "bubble"});
   for (int64_t i = 0; i < top && i < static_cast<int64_t>(res.plans.size()); ++i) {
     const RankedPlan& r = res.plans[static_cast<size_t>(i)];
@@ -85,7 +85,9 @@ std::string plans_table(const SearchResult& res, int64_t top) {
     t.add_row({std::to_string(i + 1), std::to_string(p.tp), std::to_string(p.cp), std::to_string(p.pp),
                // "3/10": vpp 3, interleaved in micro-batch groups of 10 (Megatron-Core).
                std::to_string(p.vpp) + (p.microbatch_group != 0 ? "/" + std::to_string(p.microbatch_group) : ""),
-               std::to_string(p.dp), std::to_string(p.micro_batch),
+               // "8/1": ep 8 with expert tensor parallelism 1 (etp 0, the default, is tp).
+               std::to_string(p.dp), std::to_string(p.ep) + (p.etp != 0 ? "/" + std::to_string(p.etp) : ""),
+               std::to_string(p.micro_batch),
                std::to_string(p.num_micro_batches), to_string(p.recompute),
                p.sequence_parallel ? "on" : "off", std::to_string(p.zero),
                fmt(r.time_s, 3) + (r.refined ? "" : "*"), fmt(pr.model_tflops_per_gpu * scale, 1),
@@ -184,7 +186,7 @@ void run_plan(const PlanArgs& a) {
             << "top plans of " << res.plans.size() << " that fit (" << res.evaluated
             << " admitted and predicted, " << res.considered << " considered, top "
             << in.top_k << " simulated, in " << fmt(res.search_time_s, 3)
-            << " s; * = analytic time, not simulated; vpp V/N = interleaved in micro-batch groups of N)\n"
+            << " s; * = analytic time, not simulated; vpp V/N = interleaved in micro-batch groups of N; ep E/T = expert tensor parallelism T)\n"
             << plans_table(res, a.top) << '\n'
             << "winner: " << plan_line(win.plan) << "\n\n"
             << throughput_table(win.prediction) << '\n'

@@ -1,5 +1,6 @@
 #include "parallax/core/param_table.hpp"
 
+#include <algorithm>
 #include <numeric>
 #include <stdexcept>
 
@@ -79,6 +80,11 @@ class TableBuilder {
   }
 
   std::vector<ParamTensor> take() { return std::move(table_); }
+  size_t size() const { return table_.size(); }
+  // Marks the tensors added since index `from` as a routed expert's.
+  void mark_expert(size_t from) {
+    for (size_t i = from; i < table_.size(); ++i) table_[i].expert = true;
+  }
 
  private:
   ParamTensor& add(ParamTensor t) {
@@ -96,9 +102,14 @@ class TableBuilder {
 }  // namespace
 
 std::vector<ParamTensor> stage_param_table(const ModelSpec& m, const PlanSpec& p, int64_t stage,
-                                           int64_t tp_rank, int64_t first_offset) {
+                                           int64_t tp_rank, int64_t first_offset,
+                                           int64_t ep_rank) {
   const int64_t stages = p.pp * p.vpp;
   if (stage < 0 || stage >= stages) throw std::out_of_range("stage_param_table: stage");
+  if (ep_rank < 0 || ep_rank >= std::max<int64_t>(p.ep, 1))
+    throw std::out_of_range("stage_param_table: ep_rank");
+  if (m.is_moe() && m.moe.num_experts % std::max<int64_t>(p.ep, 1) != 0)
+    throw std::invalid_argument("stage_param_table: ep must divide the experts");
   const int64_t C = m.hidden;
   const int64_t hd = m.head_dim();
   const int64_t kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
@@ -157,8 +168,12 @@ std::vector<ParamTensor> stage_param_table(const ModelSpec& m, const PlanSpec& p
     }
     const MoeSpec& e = m.moe;
     b.replicated(h + "mlp.router.weight", L, {e.num_experts, C}, ParamInit::normal).layer = l;
-    for (int64_t x = 0; x < e.num_experts; ++x)
+    const int64_t local = e.num_experts / std::max<int64_t>(p.ep, 1);
+    for (int64_t x = ep_rank * local; x < (ep_rank + 1) * local; ++x) {
+      const size_t from = b.size();
       mlp(h + "mlp.experts." + std::to_string(x) + ".", e.expert_ffn_hidden);
+      b.mark_expert(from);
+    }
     if (e.shared_experts > 0)
       mlp(h + "mlp.shared_experts.", e.shared_experts * e.shared_expert_ffn_hidden);
   }

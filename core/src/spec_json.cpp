@@ -325,7 +325,8 @@ void read_stack_capabilities(JsonObjectReader& r, StackCapabilities& c) {
                   "pipeline_parallel", "grouped_query_attention", "uneven_stages", "fp8", "export",
                   "microbatch_groups", "context_parallel", "cp_comm_type",
                   "context_parallel_refusal", "context_parallel_within_node", "moe",
-                  "expert_parallel", "moe_refusal", "source"});
+                  "expert_parallel", "expert_tensor_parallel", "expert_parallel_zero",
+                  "moe_refusal", "source"});
   if (o.has("zero")) c.zero_stages = o.get_int_list("zero", 0, 3);
   if (o.has("schedules")) {
     c.schedules.clear();
@@ -357,8 +358,15 @@ void read_stack_capabilities(JsonObjectReader& r, StackCapabilities& c) {
     o.fail("context_parallel_refusal", "only for a stack with \"context_parallel\": false");
   c.moe = o.get_bool_or("moe", false);
   c.expert_parallel = o.get_bool_or("expert_parallel", c.moe);
+  c.expert_tensor_parallel = o.get_bool_or("expert_tensor_parallel", c.expert_parallel);
+  if (o.has("expert_parallel_zero")) c.expert_parallel_zero = o.get_int_list("expert_parallel_zero", 0, 3);
   c.moe_refusal = o.get_string_or("moe_refusal", "");
   if (c.expert_parallel && !c.moe) o.fail("expert_parallel", "needs \"moe\": true");
+  if (c.expert_tensor_parallel && !c.expert_parallel)
+    o.fail("expert_tensor_parallel", "needs \"expert_parallel\": true");
+  for (const int64_t z : c.expert_parallel_zero)
+    if (std::find(c.zero_stages.begin(), c.zero_stages.end(), z) == c.zero_stages.end())
+      o.fail("expert_parallel_zero", "lists ZeRO stage " + std::to_string(z) + ", not in \"zero\"");
   if (c.moe && !c.moe_refusal.empty()) o.fail("moe_refusal", "only for a stack with \"moe\": false");
   c.exporter = enum_from(o.get_enum_or("export", {"none", "megatron", "deepspeed", "parallax"}, "none"),
                          kExporters);

@@ -72,6 +72,14 @@ std::optional<StackRefusal> stack_refusal(const ModelSpec& m, const JobSpec& j, 
   if (auto r = stack_model_refusal(m, j)) return r;
   if (p.ep > 1 && !c.expert_parallel)
     return refuse("$.plan.ep", "has no expert parallelism (got ep " + n(p.ep) + ")");
+  if (m.is_moe() && expert_tp(p) != p.tp && !c.expert_tensor_parallel)
+    return refuse("$.plan.etp", "shards the experts over tp as the dense MLP: etp must be 0 or tp " +
+                                    n(p.tp) + " (got etp " + n(p.etp) + ")");
+  if (p.ep > 1 && !c.expert_parallel_zero.empty() && !listed(c.expert_parallel_zero, p.zero))
+    return refuse("$.plan.zero", "runs expert parallelism with ZeRO stage " +
+                                     n(c.expert_parallel_zero.front()) +
+                                     (c.expert_parallel_zero.size() > 1 ? " and others" : " only") +
+                                     " (got zero " + n(p.zero) + " with ep " + n(p.ep) + ")");
   if (p.pp > 1 && !c.pipeline_parallel)
     return refuse("$.plan.pp", "has no pipeline parallelism (got pp " + n(p.pp) + ")");
   if (m.kv_heads != m.heads && !c.grouped_query_attention)

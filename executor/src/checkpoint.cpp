@@ -21,8 +21,17 @@ constexpr const char* kLlamaFormat =
 
 std::string shard_file_name(const std::string& kind, const ProcessGroups& g) {
   return kind + "_tp" + std::to_string(g.coords.tp) + "_pp" + std::to_string(g.coords.pp) +
-         ".safetensors";
+         (g.ep.size > 1 ? "_ep" + std::to_string(g.ep.rank) : "") + ".safetensors";
 }
+
+// One writer per parameter shard: the first rank of the dp x cp replicas; with expert
+// parallelism, a routed expert's tensors from the first rank of its edp replicas (each ep rank's
+// own file).
+bool writes_tensor(const ParamTensor& x, const ProcessGroups& g) {
+  if (x.tied_copy) return false;
+  return x.expert ? g.edp.rank == 0 : g.dp.rank == 0;
+}
+bool writes_file(const ProcessGroups& g) { return g.dp.rank == 0 || (g.ep.size > 1 && g.edp.rank == 0); }
 
 // The error of the lowest-numbered rank that has one (empty when no rank has), on every rank.
 std::string first_error(const std::string& mine, MPI_Comm world) {
@@ -79,7 +88,7 @@ void save_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g,
     if (ec) error = sd + ": cannot create the directory: " + ec.message();
   }
   if (std::string e = first_error(error, world); !e.empty()) fail_all(e);
-  if (g.coords.dp == 0 && g.coords.cp == 0) {  // one writer per parameter shard
+  if (writes_file(g)) {
     ShardFile f;
     // Hugging Face's loaders refuse a safetensors file whose "format" is not "pt" (or tf, flax).
     f.metadata["format"] = "pt";
@@ -88,9 +97,10 @@ void save_checkpoint(const std::string& dir, Trainer& t, const ProcessGroups& g,
     f.metadata["step"] = std::to_string(t.step_count());
     f.metadata["plan"] = plan_json;
     record_model(f.metadata, model);
-    f.metadata["shard"] = "tp " + std::to_string(g.coords.tp) + " pp " + std::to_string(g.coords.pp);
+    f.metadata["shard"] = "tp " + std::to_string(g.coords.tp) + " pp " + std::to_string(g.coords.pp) +
+                          (g.ep.size > 1 ? " ep " + std::to_string(g.ep.rank) : "");
     for (const auto& x : t.tensors()) {
-      if (x.tied_copy) continue;
+      if (!writes_tensor(x, g)) continue;
       for (const auto& [prefix, data] : {std::pair{"", t.params().data()}, {"optimizer.m.", m.data()},
                                          {"optimizer.v.", v.data()}})
         for (auto& e : stored_entries(x, prefix, data + x.offset, llama)) f.tensors.push_back(std::move(e));
@@ -182,14 +192,14 @@ void dump_gradients(const std::string& dir, Trainer& t, const ProcessGroups& g, 
   t.pull_grads();    // device backends: gradients and captured logits to the host
   if (g.world.rank == 0) fs::create_directories(dir);
   MPI_Barrier(g.world.comm);
-  if (g.coords.dp == 0 && g.coords.cp == 0) {  // one writer per parameter shard
+  if (writes_file(g)) {
     ShardFile f;
     f.metadata["content"] = "gradients after reduction, before clipping";
     for (const auto& x : t.tensors())
-      if (!x.tied_copy)
+      if (writes_tensor(x, g))
         for (auto& e : stored_entries(x, "", t.grads().data() + x.offset, hf_llama_layout(model)))
           f.tensors.push_back(std::move(e));
-    if (!t.captured_logits().empty()) {  // last stage: its vocabulary shard of every token's logits
+    if (!t.captured_logits().empty() && g.dp.rank == 0) {  // last stage: its vocabulary shard of every token's logits
       const Dims& d = t.last_dims();
       ShardEntry e;
       e.shard.name = "logits";

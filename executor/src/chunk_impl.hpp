@@ -66,11 +66,21 @@ class ChunkT {
   using Stash = StashT<Be>;
   using Ctx = ExecContextT<Be>;
 
-  // flash_attention: the blocked kernel (a backend with kFlashAttention only).
+  // flash_attention: the blocked kernel (a backend with kFlashAttention only). ep_rank: the
+  // experts this rank holds (expert parallelism, ProcessGroups::ep).
   ChunkT(Be& be, const ModelSpec& m, const PlanSpec& p, int64_t stage, int64_t tp_rank,
-         int64_t cp_rank, int64_t offset, bool flash_attention);
+         int64_t cp_rank, int64_t offset, bool flash_attention, int64_t ep_rank = 0);
 
   const std::vector<ParamTensor>& table() const { return table_; }
+  // Moves the chunk's tensors in the flat allocation (before bind): the routed experts' to
+  // expert_at onwards, the others to dense_at onwards; both advance.
+  void relocate(int64_t& dense_at, int64_t& expert_at) {
+    for (auto& t : table_) {
+      int64_t& at = t.expert ? expert_at : dense_at;
+      t.offset = at;
+      at += t.numel();
+    }
+  }
   int64_t stage() const { return stage_; }
   bool first() const { return first_; }
   bool last() const { return last_; }
@@ -182,7 +192,7 @@ inline std::string shape2(int64_t a, int64_t b) { return std::to_string(a) + "x"
 
 template <class Be>
 ChunkT<Be>::ChunkT(Be& be, const ModelSpec& m, const PlanSpec& p, int64_t stage, int64_t tp_rank,
-                   int64_t cp_rank, int64_t offset, bool flash_attention)
+                   int64_t cp_rank, int64_t offset, bool flash_attention, int64_t ep_rank)
     : be_(be), m_(m), p_(p), stage_(stage) {
   if (flash_attention && !Be::kFlashAttention)
     throw std::logic_error(std::string("the ") + Be::kName + " backend has no fused attention kernel");
@@ -190,7 +200,7 @@ ChunkT<Be>::ChunkT(Be& be, const ModelSpec& m, const PlanSpec& p, int64_t stage,
   first_ = stage == 0;
   last_ = stage == stages - 1;
   first_layer_ = stage * layers_per_stage(m, p);
-  table_ = stage_param_table(m, p, stage, tp_rank, offset);
+  table_ = stage_param_table(m, p, stage, tp_rank, offset, ep_rank);
   d_ = chunk_dims(m, p, tp_rank, cp_rank, flash_attention);
   if (d_.cp > 1 && !d_.flash)
     throw std::logic_error("context parallelism runs with the fused attention kernel only");
@@ -207,7 +217,7 @@ ChunkT<Be>::ChunkT(Be& be, const ModelSpec& m, const PlanSpec& p, int64_t stage,
   }
   if (work_kind_.moe) {
     if constexpr (backend_runs_moe<Be>())
-      moe_ = std::make_unique<MoeLayer>(moe_shape(m, p, d_));
+      moe_ = std::make_unique<MoeLayer>(moe_shape(m, p, d_, ep_rank));
     else
       throw std::logic_error(std::string("the ") + Be::kName + " backend runs no mixture-of-experts layers");
   }

@@ -53,6 +53,32 @@ void Comm::all_gather(float* x, int64_t block, const Group& g, const std::string
            bytes_shape("all_gather", block * g.size), g.name);
 }
 
+void Comm::all_to_all_v(const float* send, const std::vector<int64_t>& send_rows, float* recv,
+                        const std::vector<int64_t>& recv_rows, int64_t row, const Group& g,
+                        Stream s, const std::string& what) {
+  const auto n = static_cast<size_t>(g.size);
+  if (send_rows.size() != n || recv_rows.size() != n)
+    throw std::logic_error("all_to_all_v: one row count per rank of " + g.name);
+  if (g.size <= 1) {
+    std::copy(send, send + send_rows[0] * row, recv);
+    return;
+  }
+  const double t0 = rec_.now_s();
+  std::vector<int> sc(n), sd(n), rc(n), rd(n);
+  int64_t so = 0, ro = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sc[i] = count(send_rows[i] * row);
+    sd[i] = count(so);
+    rc[i] = count(recv_rows[i] * row);
+    rd[i] = count(ro);
+    so += send_rows[i] * row;
+    ro += recv_rows[i] * row;
+  }
+  MPI_Alltoallv(send, sc.data(), sd.data(), MPI_FLOAT, recv, rc.data(), rd.data(), MPI_FLOAT, g.comm);
+  rec_.add(what, s, t0, rec_.now_s(), 0, 4.0 * static_cast<double>(so),
+           bytes_shape("all_to_all", so), g.name);
+}
+
 double Comm::all_reduce_sum_double(double x, const Group& g) {
   double out = x;
   if (g.size > 1) MPI_Allreduce(&x, &out, 1, MPI_DOUBLE, MPI_SUM, g.comm);

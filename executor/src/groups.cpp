@@ -1,6 +1,8 @@
 #include "parallax/executor/groups.hpp"
 
+#include <algorithm>
 #include <array>
+#include <stdexcept>
 #include <sstream>
 #include <vector>
 
@@ -78,6 +80,14 @@ ProcessGroups make_process_groups(const PlanSpec& p, bool tied_embeddings) {
   g.cp = split(MPI_COMM_WORLD, color({&RankCoords::cp}), static_cast<int>(c.cp), "cp");
   g.dp = split(MPI_COMM_WORLD, color({&RankCoords::dp, &RankCoords::cp}),
                static_cast<int>(c.dp * p.cp + c.cp), "dp");
+  if (p.ep > 1 && expert_tp(p) != p.tp)
+    throw std::logic_error("process groups: the executor's expert groups need expert_tp = tp");
+  const int64_t ep = std::max<int64_t>(p.ep, 1), idx = c.dp * p.cp + c.cp;
+  const int64_t stage_tp = c.pp * p.tp + c.tp;  // one (pp, tp) pair
+  g.ep = split(MPI_COMM_WORLD, static_cast<int>(stage_tp * (p.dp * p.cp / ep) + idx / ep),
+               static_cast<int>(idx % ep), "ep");
+  g.edp = split(MPI_COMM_WORLD, static_cast<int>(stage_tp * ep + idx % ep),
+                static_cast<int>(idx / ep), "edp");
   // Untied output embeddings have no copy to keep in sync: no group (Megatron-LM likewise).
   const bool on_edge = tied_embeddings && p.pp > 1 && (c.pp == 0 || c.pp == p.pp - 1);
   g.embedding = split(MPI_COMM_WORLD, on_edge ? color({&RankCoords::pp}) : MPI_UNDEFINED,
@@ -86,7 +96,7 @@ ProcessGroups make_process_groups(const PlanSpec& p, bool tied_embeddings) {
 }
 
 void free_process_groups(ProcessGroups& g) {
-  for (Group* x : std::array<Group*, 5>{&g.tp, &g.pp, &g.cp, &g.dp, &g.embedding})
+  for (Group* x : std::array<Group*, 7>{&g.tp, &g.pp, &g.cp, &g.dp, &g.ep, &g.edp, &g.embedding})
     if (x->comm != MPI_COMM_NULL) MPI_Comm_free(&x->comm);
 }
 

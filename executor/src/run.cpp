@@ -58,6 +58,11 @@ void check_runnable_moe(const ModelSpec& m, const PlanSpec& p, const Fail& fail)
     fail("$.plan.tp", "moe.expert_ffn_hidden must be divisible by tp");
   if ((e.shared_experts * e.shared_expert_ffn_hidden) % p.tp != 0)
     fail("$.plan.tp", "moe.shared_experts * moe.shared_expert_ffn_hidden must be divisible by tp");
+  if (expert_tp(p) != p.tp)
+    fail("$.plan.etp", "the executor shards each expert over tp as the dense MLP: etp must be 0 or tp");
+  if (p.ep > 1 && p.zero != 0)
+    fail("$.plan.zero", "with expert parallelism the executor runs ZeRO 0 (its ZeRO-1 shards one flat "
+                        "buffer over dp, whose ranks hold other experts)");
 }
 
 // What the CPU executor can run beyond what validate_plan already checked.

@@ -68,6 +68,7 @@ class TrainerImpl : public Trainer {
   std::vector<std::unique_ptr<Chunk>> chunks_;
   std::vector<ParamTensor> tensors_;
   int64_t numel_ = 0, padded_ = 0;
+  int64_t expert_begin_ = 0;  // the routed experts' tensors from here to numel_ (ep > 1)
   bool zero1_ = false;
   int64_t shard_begin_ = 0, shard_end_ = 0;
   typename Be::Params P_;
@@ -98,11 +99,24 @@ TrainerImpl<Be>::TrainerImpl(Be& be, typename Be::Comm& comm, const PlanFile& pl
   for (int64_t c = 0; c < p.vpp; ++c) {
     const int64_t stage = virtual_stage(p.pp, g_.coords.pp, c);
     chunks_.push_back(std::make_unique<Chunk>(be_, pf_.model, p, stage, g_.coords.tp, g_.coords.cp,
-                                              offset, pf_.job.attention == Attention::fused));
+                                              offset, pf_.job.attention == Attention::fused,
+                                              g_.ep.rank));
     offset += chunks_.back()->numel();
-    for (const auto& t : chunks_.back()->table()) tensors_.push_back(t);
   }
   numel_ = offset;
+  // Expert parallelism: the routed experts' tensors after every other one, so that the dense
+  // part reduces over dp x cp and the experts' part over the expert-data-parallel group.
+  expert_begin_ = numel_;
+  if (p.ep > 1) {
+    int64_t dense = 0;
+    for (const auto& ch : chunks_)
+      for (const auto& t : ch->table()) dense += t.expert ? 0 : t.numel();
+    int64_t dense_at = 0, expert_at = dense;
+    for (auto& ch : chunks_) ch->relocate(dense_at, expert_at);
+    expert_begin_ = dense;
+  }
+  for (const auto& ch : chunks_)
+    for (const auto& t : ch->table()) tensors_.push_back(t);
   zero1_ = p.zero == 1;
   // The parameters' replicas are the dp x cp ranks of g_.dp: they shard ZeRO-1's state.
   const int64_t replicas = g_.dp.size;
@@ -364,27 +378,32 @@ void TrainerImpl<Be>::reduce_gradients() {
     comm_.reduce_scatter_sum(grads, padded_ / g_.dp.size, g_.dp, "dp_reduce_scatter_grads");
     return;
   }
-  for (int64_t b = 0; b < numel_; b += opt_.dp_bucket_floats)
-    comm_.all_reduce_sum(grads + b, std::min(opt_.dp_bucket_floats, numel_ - b), g_.dp,
+  for (int64_t b = 0; b < expert_begin_; b += opt_.dp_bucket_floats)
+    comm_.all_reduce_sum(grads + b, std::min(opt_.dp_bucket_floats, expert_begin_ - b), g_.dp,
                          Stream::dp, "dp_all_reduce_bucket");
+  // The routed experts (ep > 1): their replicas are the edp ranks; every ep peer's tokens are
+  // already in each rank's sum.
+  for (int64_t b = expert_begin_; b < numel_; b += opt_.dp_bucket_floats)
+    comm_.all_reduce_sum(grads + b, std::min(opt_.dp_bucket_floats, numel_ - b), g_.edp,
+                         Stream::dp, "edp_all_reduce_bucket");
 }
 
 template <class Be>
 double* TrainerImpl<Be>::clip_gradients() {
   // Each element counted once over all ranks: replicated-over-TP tensors on TP rank 0, the tied
-  // copy not at all, DP replicas once (ZeRO-1: each rank its own shard).
+  // copy not at all, DP replicas once (ZeRO-1: each rank its own shard; a routed expert's on its
+  // first edp rank).
   float* grads = P_.grads.data();
-  int64_t lo = 0, hi = 0;
+  int64_t lo = 0, hi = numel_;
   if (zero1_) {
     lo = shard_begin_;
     hi = std::min(shard_end_, numel_);
-  } else if (g_.dp.rank == 0) {
-    hi = numel_;
   }
   double* norm_sq = be_.scalar(1);
   be_.zero_scalar(norm_sq);
   for (const auto& t : tensors_) {
     if (t.tied_copy || (t.shard_dim < 0 && g_.coords.tp != 0)) continue;
+    if (!zero1_ && (t.expert ? g_.edp.rank : g_.dp.rank) != 0) continue;
     const int64_t a = std::max(lo, t.offset), b = std::min(hi, t.offset + t.numel());
     if (a < b) be_.sum_squares_add(norm_sq, grads + a, b - a);
   }

@@ -59,11 +59,21 @@ TEST_CASE("MoE models: costed on Megatron-Core, refused with one line by stacks 
     CHECK(count_lines(r.err) == 1);
     CHECK(r.err.find("runs dense models only (got num_experts 8)") != std::string::npos);
   }
-  // The executor's stack runs MoE models, without expert parallelism.
+  // The executor's stack runs MoE models with expert parallelism, each expert sharded over tp
+  // (etp = tp) and, with ep > 1, the optimizer unsharded (presets/stacks/parallax-executor.json).
   CHECK(run("simulate --model moe-tiny --cluster cpu-local --gpus 1").code == 0);
   const Result ep = run("predict --model moe-tiny --cluster cpu-local --gpus 2 --ep 2");
-  CHECK(ep.code == 2);
-  CHECK(ep.err.find("--ep: stack \"parallax-executor\" has no expert parallelism (got ep 2)") != std::string::npos);
+  CHECK(ep.code == 0);
+  CHECK(ep.out.find("ep=2") != std::string::npos);
+  const Result etp = run("predict --model moe-tiny --cluster cpu-local --gpus 2 --tp 2 --sp --etp 1");
+  CHECK(etp.code == 2);
+  CHECK(count_lines(etp.err) == 1);
+  CHECK(etp.err.find("--etp: stack \"parallax-executor\" shards the experts over tp as the dense MLP: "
+                     "etp must be 0 or tp 2 (got etp 1)") != std::string::npos);
+  const Result zero = run("predict --model moe-tiny --cluster cpu-local --gpus 2 --ep 2 --zero 1");
+  CHECK(zero.code == 2);
+  CHECK(zero.err.find("--zero: stack \"parallax-executor\" runs expert parallelism with ZeRO stage 0 "
+                      "only (got zero 1 with ep 2)") != std::string::npos);
   // A plan file's model on a stack without an MoE layer: refused where the file is read.
   const std::string plan = std::string(PARALLAX_SOURCE_DIR) + "/tests/errors/data/plan-moe-tiny-megatron-lm.json";
   const Result e = run("export --plan " + plan + " --format megatron");

@@ -50,9 +50,11 @@ inline std::string make_plan(const std::string& dir, const std::string& name, in
 
 // A plan of the mixture-of-experts model in file `model_json` (a model file's path): predicted for
 // its dense twin (the same model without "moe", so the plan's micro-batching is the dense
-// tests') and the MoE model put back; `parallax run` validates it with the MoE rules.
+// tests') and the MoE model and its expert parallelism `ep` put back; `parallax run` validates
+// it with the MoE rules.
 inline std::string make_moe_plan(const std::string& dir, const std::string& name, int tp, int pp, int dp,
-                                 const std::string& flags, const std::string& model_json, int cp = 1) {
+                                 const std::string& flags, const std::string& model_json, int cp = 1,
+                                 int ep = 1) {
   std::ifstream in(model_json);
   if (!in) throw std::runtime_error("cannot read " + model_json);
   const nlohmann::json moe_model = nlohmann::json::parse(in);
@@ -69,6 +71,7 @@ inline std::string make_moe_plan(const std::string& dir, const std::string& name
     plan = nlohmann::json::parse(p);
   }
   plan["model"] = moe_model;
+  plan["plan"]["ep"] = ep;  // expert parallelism: only an MoE model has it
   std::ofstream(path) << plan.dump(1);
   return path;
 }

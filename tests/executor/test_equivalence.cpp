@@ -232,8 +232,8 @@ namespace {
 std::string moe_tiny() { return std::string(PARALLAX_SOURCE_DIR) + "/presets/models/moe-tiny.json"; }
 
 Run run_moe_plan(const std::string& dir, const std::string& name, int tp, int pp, int dp, const std::string& flags,
-                 int cp = 1) {
-  const std::string plan = make_moe_plan(dir, name, tp, pp, dp, flags, moe_tiny(), cp);
+                 int cp = 1, int ep = 1) {
+  const std::string plan = make_moe_plan(dir, name, tp, pp, dp, flags, moe_tiny(), cp, ep);
   const std::string out = dir + "/" + name;
   const int rc = mpirun(tp * cp * pp * dp,
                         "--plan " + plan + " --steps 5 --out " + out + ".m.json --dump-grads " + out + ".grads",
@@ -252,6 +252,7 @@ struct MoeLayout {
   const char* name;
   int tp, pp, dp, cp;
   const char* flags;
+  int ep = 1;
 };
 void require_moe_same(const std::string& dir, std::initializer_list<MoeLayout> layouts) {
   const Run& ref = moe_reference();
@@ -259,7 +260,7 @@ void require_moe_same(const std::string& dir, std::initializer_list<MoeLayout> l
   REQUIRE(ref.grads.count("h.3.mlp.router.weight") == 1);
   for (const MoeLayout& l : layouts) {
     INFO("layout " << l.name);
-    require_same(ref, run_moe_plan(dir, l.name, l.tp, l.pp, l.dp, l.flags, l.cp));
+    require_same(ref, run_moe_plan(dir, l.name, l.tp, l.pp, l.dp, l.flags, l.cp, l.ep));
   }
 }
 }  // namespace
@@ -282,4 +283,20 @@ TEST_CASE("moe-tiny: pp=2, tp=2 pp=2 dp=2 and cp=2 equal the single process", "[
                     {"t2p2v2", 2, 2, 1, 1, "--schedule interleaved --vpp 2"},
                     {"c2", 1, 1, 1, 2, "--attention fused"},
                     {"t2c2_sp", 2, 1, 1, 2, "--attention fused --sp"}});
+}
+
+// Expert parallelism: ep 2 over the dp (or cp) ranks, each holding 4 of the 8 experts, tokens
+// exchanged by all-to-all-v; the experts' gradients reduce over the edp ranks (one here: none).
+TEST_CASE("moe-tiny: ep=2 with dp=2, tp=2 and recompute equals the single process", "[executor][mpi][moe]") {
+  require_moe_same(scratch_dir("moe_ep"), {{"d2e2", 1, 1, 2, 1, "", 2},
+                                           {"d2e2_full", 1, 1, 2, 1, "--recompute full", 2},
+                                           {"t2d2e2_sp_sel", 2, 1, 2, 1, "--sp --recompute selective", 2}});
+}
+
+TEST_CASE("moe-tiny: ep=2 with pp=2, cp=2, tp=2 pp=2 dp=2 and edp=2 equals the single process",
+          "[executor][mpi][moe][slow]") {
+  require_moe_same(scratch_dir("moe_ep_pp"), {{"p2d2e2_1f1b", 1, 2, 2, 1, "--schedule 1f1b", 2},
+                                              {"c2e2", 1, 1, 1, 2, "--attention fused", 2},
+                                              {"d4e2", 1, 1, 4, 1, "", 2},
+                                              {"t2p2d2e2_sp_full", 2, 2, 2, 1, "--sp --recompute full", 2}});
 }

@@ -105,3 +105,46 @@ TEST_CASE("TP shards cover every global element exactly once", "[executor]") {
     }
   }
 }
+
+TEST_CASE("expert parallelism: each ep rank holds its E/ep experts, the memory model's count",
+          "[executor][moe]") {
+  const ModelSpec m = load_model("moe-tiny");  // 8 routed experts, one shared, every layer MoE
+  REQUIRE(m.moe.num_experts == 8);
+  for (const int64_t tp : {1, 2}) {
+    PlanSpec p;
+    p.tp = tp;
+    p.dp = 2;
+    p.ep = 2;
+    p.sequence_parallel = tp > 1;
+    std::map<std::string, int> holders;  // each routed expert tensor: how many ep ranks hold it
+    std::vector<std::string> dense_names[2];
+    for (int64_t r = 0; r < p.ep; ++r) {
+      double experts = 0;
+      for (const auto& t : stage_param_table(m, p, 0, 0, 0, r)) {
+        const bool routed = t.name.find(".mlp.experts.") != std::string::npos;
+        CHECK(t.expert == routed);
+        if (!routed) {
+          dense_names[r].push_back(t.name);
+          continue;
+        }
+        ++holders[t.name];
+        experts += static_cast<double>(t.numel());
+        // Rank r's experts are [4r, 4r + 4).
+        const int64_t e = std::stoll(t.name.substr(t.name.find(".mlp.experts.") + 13));
+        INFO(t.name << " on ep rank " << r);
+        CHECK(e / 4 == r);
+      }
+      INFO("tp " << tp << " ep rank " << r);
+      CHECK(experts == Approx(stage_expert_params_per_rank(m, p, 0)));
+    }
+    CHECK(dense_names[0] == dense_names[1]);
+    // Every expert of every layer, once: layers x 8 experts x (c_fc, c_proj).
+    CHECK(holders.size() == static_cast<size_t>(m.layers * 8 * 2));
+    for (const auto& [name, n] : holders) CHECK(n == 1);
+  }
+  PlanSpec p;
+  p.ep = 2;
+  CHECK_THROWS_AS(stage_param_table(m, p, 0, 0, 0, 2), std::out_of_range);
+  p.ep = 3;
+  CHECK_THROWS_AS(stage_param_table(m, p, 0, 0, 0, 0), std::invalid_argument);
+}

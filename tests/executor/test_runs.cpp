@@ -44,10 +44,10 @@ namespace {
 
 // A plan of `model`: a mixture-of-experts model file through make_moe_plan (predict costs none).
 std::string any_plan(const std::string& dir, const std::string& name, int tp, int pp, int dp,
-                     const std::string& flags, const std::string& model) {
+                     const std::string& flags, const std::string& model, int ep = 1) {
   if (model.size() > 5 && model.compare(model.size() - 5, 5, ".json") == 0 &&
       slurp(model).find("\"moe\"") != std::string::npos)
-    return make_moe_plan(dir, name, tp, pp, dp, flags, model);
+    return make_moe_plan(dir, name, tp, pp, dp, flags, model, 1, ep);
   return make_plan(dir, name, tp, pp, dp, flags, model);
 }
 
@@ -55,10 +55,11 @@ std::string any_plan(const std::string& dir, const std::string& name, int tp, in
 // `b` for one step: its loss must equal the straight run's 4th.
 // Returns the checkpoint's step directory.
 std::string check_reshard(const std::string& name, int a_tp, int a_pp, int a_dp, int b_tp, int b_pp,
-                          int b_dp, const std::string& b_flags, const std::string& model = "gpt-tiny") {
+                          int b_dp, const std::string& b_flags, const std::string& model = "gpt-tiny",
+                          int a_ep = 1, int b_ep = 1) {
   const std::string dir = scratch_dir(name);
-  const std::string a = any_plan(dir, "a", a_tp, a_pp, a_dp, "", model);
-  const std::string b = any_plan(dir, "b", b_tp, b_pp, b_dp, b_flags, model);
+  const std::string a = any_plan(dir, "a", a_tp, a_pp, a_dp, "", model, a_ep);
+  const std::string b = any_plan(dir, "b", b_tp, b_pp, b_dp, b_flags, model, b_ep);
   const int np_a = a_tp * a_pp * a_dp;
   REQUIRE(mpirun(np_a, "--plan " + a + " --steps 4 --out " + dir + "/full.json", dir + "/f.log") == 0);
   REQUIRE(mpirun(np_a, "--plan " + a + " --steps 3 --checkpoint-dir " + dir + "/ck", dir + "/a.log") == 0);
@@ -119,6 +120,23 @@ TEST_CASE("a mixture-of-experts checkpoint reshards and resumes bit for bit", "[
   const auto resumed = losses(dir + "/resumed.json");
   REQUIRE(resumed.size() == 3);
   for (size_t i = 0; i < 3; ++i) CHECK(resumed[i] == full[i + 3]);
+}
+
+// Expert parallelism: each ep rank writes its own experts (model_tp0_pp0_ep1 holds experts 4-7 of
+// every layer, ep rank 0's file the dense tensors and experts 0-3); the checkpoint loads into
+// tp=2 without ep, and a tp=2 checkpoint into dp=2 ep=2.
+TEST_CASE("an expert-parallel checkpoint reshards to tp=2 and back", "[executor][mpi][moe]") {
+  const std::string model = std::string(PARALLAX_SOURCE_DIR) + "/presets/models/moe-tiny.json";
+  const std::string step = check_reshard("reshard_moe_ep", 1, 1, 2, 2, 1, 1, "--sp", model, 2, 1);
+  CHECK(fs::exists(fs::path(step) / "model_tp0_pp0_ep0.safetensors"));
+  CHECK(fs::exists(fs::path(step) / "model_tp0_pp0_ep1.safetensors"));
+  const auto stored = parallax::exec::read_stored_tensors(step);
+  for (int e = 0; e < 8; ++e) {
+    INFO("expert " << e);
+    CHECK(stored.count("model.layers.3.mlp.experts." + std::to_string(e) + ".down_proj.weight") == 1);
+    CHECK(stored.count("optimizer.v.model.layers.0.mlp.experts." + std::to_string(e) + ".gate_proj.weight") == 1);
+  }
+  check_reshard("reshard_moe_ep_back", 2, 1, 1, 1, 1, 2, "", model, 1, 2);
 }
 
 TEST_CASE("a corrupted checkpoint is refused and the previous one is used", "[executor][mpi]") {

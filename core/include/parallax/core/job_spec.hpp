@@ -131,6 +131,11 @@ struct StackCapabilities {
   // with expert parallelism; when not, why (a one-line reason the refusal quotes).
   bool moe = false;
   bool expert_parallel = false;
+  // Expert tensor parallelism other than tp (etp != tp): Megatron-Core's parallel folding. Without
+  // it the experts are sharded over tp as the dense MLP is (etp 0 or tp only).
+  bool expert_tensor_parallel = false;
+  // The ZeRO stages the stack runs with expert parallelism (ep > 1); empty: all of zero_stages.
+  std::vector<int64_t> expert_parallel_zero;
   std::string moe_refusal;
   // The launch `parallax export` writes for this stack's plans; none: Parallax writes none.
   Exporter exporter = Exporter::none;

@@ -15,7 +15,10 @@
 // "h.N.mlp.router.weight" (num_experts, C), replicated; every routed expert's MLP
 // "h.N.mlp.experts.E.c_fc/c_proj" of width expert_ffn_hidden and, with shared experts, one MLP
 // "h.N.mlp.shared_experts.c_fc/c_proj" of width shared_experts * shared_expert_ffn_hidden, each
-// sharded over tp as the dense MLP is.
+// sharded over tp as the dense MLP is. With expert parallelism (plan.ep > 1, the executor's
+// expert_tp = tp) rank `ep_rank` of the ep group holds experts [ep_rank E/ep, (ep_rank+1) E/ep)
+// only; routed experts' tensors are marked `expert` (their gradients reduce over the
+// expert-data-parallel ranks, Megatron-Core's expert_data_parallel group).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -51,6 +54,7 @@ struct ParamTensor {
   int64_t valid_rows = 0;
   // The last stage's copy of tied word embeddings (pp > 1): kept in sync, not saved twice.
   bool tied_copy = false;
+  bool expert = false;  // a routed expert's tensor (held by one ep rank)
   int64_t offset = 0;  // elements into the flat allocation
   int64_t numel() const;
 };
@@ -60,10 +64,11 @@ int64_t vocab_padded(int64_t vocab, int64_t tp);
 // Layers of one model stage (pp * vpp stages, even split; the plan validator enforces it).
 int64_t layers_per_stage(const ModelSpec& m, const PlanSpec& p);
 
-// The tensors of model stage `stage` (0 .. pp*vpp-1) on tensor-parallel rank `tp_rank`, with
-// offsets starting at `first_offset`.
+// The tensors of model stage `stage` (0 .. pp*vpp-1) on tensor-parallel rank `tp_rank` and
+// expert-parallel rank `ep_rank`, with offsets starting at `first_offset`.
 std::vector<ParamTensor> stage_param_table(const ModelSpec& m, const PlanSpec& p, int64_t stage,
-                                           int64_t tp_rank, int64_t first_offset = 0);
+                                           int64_t tp_rank, int64_t first_offset = 0,
+                                           int64_t ep_rank = 0);
 int64_t total_numel(const std::vector<ParamTensor>& table);
 
 }  // namespace parallax

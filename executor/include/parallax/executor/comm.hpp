@@ -29,6 +29,11 @@ class Comm {
   // x holds g.size blocks; each rank contributes its own block, all receive all.
   void all_gather(float* x, int64_t block, const Group& g, const std::string& what,
                   Stream s = Stream::dp);
+  // All-to-all-v of rows of `row` floats: send_rows[i] rows go to group rank i (send holds them
+  // in rank order), recv_rows[i] arrive from rank i (recv receives them in rank order).
+  void all_to_all_v(const float* send, const std::vector<int64_t>& send_rows, float* recv,
+                    const std::vector<int64_t>& recv_rows, int64_t row, const Group& g,
+                    Stream s, const std::string& what);
   double all_reduce_sum_double(double x, const Group& g);
   // In place, untimed (the loss and the gradient norm).
   void all_reduce_scalar(double* x, const Group& g) { *x = all_reduce_sum_double(*x, g); }

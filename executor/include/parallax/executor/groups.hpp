@@ -36,6 +36,11 @@ struct ProcessGroups {
   // together (Megatron-Core's data-parallel group with context parallelism), ordered by (dp, cp);
   // the dp group of the plan when cp = 1.
   Group cp, dp;
+  // Expert parallelism (Megatron-Core's parallel folding with expert_tp = tp): the dp x cp ranks
+  // of g.dp, numbered i = dp cp_size + cp, re-split as i = ep_rank + ep edp_rank. ep: the ranks
+  // that exchange tokens (same tp, pp and edp rank); edp: the ranks that hold the same experts
+  // and reduce their gradients (same tp, pp and ep rank). Groups of one without a plan ep > 1.
+  Group ep, edp;
   Group embedding;  // first and last pipeline rank (tied word embeddings with pp > 1 only)
   RankCoords coords;
 };

@@ -57,6 +57,8 @@ std::string describe(const PlanFile& f) {
   const PlanSpec& p = f.plan;
   std::ostringstream s;
   s << f.model.name << " tp" << p.tp << " pp" << p.pp << " dp" << p.dp;
+  if (p.cp > 1) s << " cp" << p.cp;
+  if (p.ep > 1) s << " ep" << p.ep;
   if (p.vpp > 1) s << " vpp" << p.vpp;
   s << " mbs" << p.micro_batch << " m" << p.num_micro_batches << " " << to_string(p.schedule)
     << " " << to_string(p.recompute) << (p.sequence_parallel ? " sp" : "")
@@ -107,8 +109,12 @@ Comparison compare(const Measurements& m, const EfficiencyProfile& prof) {
     const bool tied_end = p.pp > 1 && f.model.tied_embeddings && (k == 0 || k + 1 == ic.stages.size());
     colls["dp"].first += (ic.dp_s[k] + (tied_end ? ic.embedding_sync_s : 0)) / n;
     colls["pp"].first += (p.pp > 1 ? 2 * mb * static_cast<double>(p.vpp) * ic.p2p_s : 0) / n;
+    // Context parallelism's key/value exchange; a mixture of experts' token all-to-alls.
+    colls["cp"].first += mb * (ic.stages[k].cp_forward_s + ic.stages[k].cp_backward_s) / n;
+    colls["ep"].first += mb * (ic.stages[k].ep_forward_s + ic.stages[k].ep_backward_s) / n;
     for (const MeasuredCollective& x : r.collectives) {
-      const std::string g = x.group == "embedding" ? "dp" : x.group;
+      // The experts' gradient all-reduce (edp) is part of the predicted data-parallel time.
+      const std::string g = x.group == "embedding" || x.group == "edp" ? "dp" : x.group;
       colls[g].second += x.total_s / steps / n;
     }
   }

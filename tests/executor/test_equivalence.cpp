@@ -288,9 +288,25 @@ TEST_CASE("moe-tiny: pp=2, tp=2 pp=2 dp=2 and cp=2 equal the single process", "[
 // Expert parallelism: ep 2 over the dp (or cp) ranks, each holding 4 of the 8 experts, tokens
 // exchanged by all-to-all-v; the experts' gradients reduce over the edp ranks (one here: none).
 TEST_CASE("moe-tiny: ep=2 with dp=2, tp=2 and recompute equals the single process", "[executor][mpi][moe]") {
-  require_moe_same(scratch_dir("moe_ep"), {{"d2e2", 1, 1, 2, 1, "", 2},
-                                           {"d2e2_full", 1, 1, 2, 1, "--recompute full", 2},
-                                           {"t2d2e2_sp_sel", 2, 1, 2, 1, "--sp --recompute selective", 2}});
+  const std::string dir = scratch_dir("moe_ep");
+  require_moe_same(dir, {{"d2e2", 1, 1, 2, 1, "", 2},
+                         {"d2e2_full", 1, 1, 2, 1, "--recompute full", 2},
+                         {"t2d2e2_sp_sel", 2, 1, 2, 1, "--sp --recompute selective", 2}});
+  // parallax compare sets the measured all-to-alls beside the model's (ep_forward_s and
+  // ep_backward_s of the plan's stages): both present.
+  const std::string out = dir + "/compare.json";
+  REQUIRE(shell(std::string(PARALLAX_BIN) + " compare --measurements " + dir + "/d2e2.m.json --json --out " +
+                out + " > /dev/null") == 0);
+  const auto cmp = nlohmann::json::parse(std::ifstream(out));
+  CHECK(cmp.at("runs")[0].at("plan").get<std::string>().find(" ep2") != std::string::npos);
+  bool ep_row = false;
+  for (const auto& r : cmp.at("runs")[0].at("rows"))
+    if (r.at("kind") == "collective" && r.at("name") == "ep") {
+      ep_row = true;
+      CHECK(r.at("predicted_s").get<double>() > 0);
+      CHECK(r.at("measured_s").get<double>() > 0);
+    }
+  CHECK(ep_row);
 }
 
 TEST_CASE("moe-tiny: ep=2 with pp=2, cp=2, tp=2 pp=2 dp=2 and edp=2 equals the single process",

@@ -7,15 +7,17 @@
 namespace parallax::gui {
 namespace {
 
-const char* const kHeaders[] = {"#", "tp", "pp", "vpp", "dp", "mbs", "m", "recompute", "sp", "zero",
+const char* const kHeaders[] = {"#", "tp", "cp", "pp", "vpp", "dp", "ep", "mbs", "m", "recompute", "sp", "zero",
                                 "iter s", "model TF/s", "Megatron TF/s", "MFU", "peak GB",
                                 "headroom GB", "bubble"};
 const char* const kHeaderTips[] = {
     "rank by iteration time",
     "tensor-parallel size",
+    "context-parallel size (the sequence split over cp ranks)",
     "pipeline-parallel size",
     "virtual stages per pipeline rank (interleaved 1F1B)",
     "data-parallel size",
+    "expert-parallel size (mixtures of experts); E/T: expert tensor parallelism T",
     "micro-batch size",
     "micro-batches per pipeline",
     "activation recomputation",
@@ -58,9 +60,11 @@ QVariant PlansTableModel::value(const RankedPlan& r, int row, int column) const 
   switch (column) {
     case rank: return row + 1;
     case tp: return QVariant::fromValue<qint64>(p.tp);
+    case cp: return QVariant::fromValue<qint64>(p.cp);
     case pp: return QVariant::fromValue<qint64>(p.pp);
     case vpp: return QVariant::fromValue<qint64>(p.vpp);
     case dp: return QVariant::fromValue<qint64>(p.dp);
+    case ep: return QVariant::fromValue<qint64>(p.ep);
     case mbs: return QVariant::fromValue<qint64>(p.micro_batch);
     case m: return QVariant::fromValue<qint64>(p.num_micro_batches);
     case recompute: return QString(to_string(p.recompute));
@@ -81,6 +85,7 @@ QString PlansTableModel::text(const RankedPlan& r, int row, int column) const {
   const QVariant v = value(r, row, column);
   switch (column) {
     case sp: return v.toBool() ? "on" : "off";
+    case ep: return v.toString() + (r.plan.etp != 0 ? "/" + QString::number(r.plan.etp) : "");
     case iter_s: return fixed(v.toDouble(), 3) + (r.refined ? "" : "*");
     case model_tflops:
     case megatron_tflops:

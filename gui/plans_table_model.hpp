@@ -15,7 +15,7 @@ class PlansTableModel : public QAbstractTableModel {
 
  public:
   enum Column {
-    rank, tp, pp, vpp, dp, mbs, m, recompute, sp, zero, iter_s, model_tflops, megatron_tflops,
+    rank, tp, cp, pp, vpp, dp, ep, mbs, m, recompute, sp, zero, iter_s, model_tflops, megatron_tflops,
     mfu, peak_gb, headroom_gb, bubble, column_count
   };
   static constexpr int kValueRole = Qt::UserRole + 1;

@@ -76,9 +76,11 @@ class TestPlans : public QObject {
       const nlohmann::json& p = c["plan"];
       const auto& r = rows[i];
       QCOMPARE(r[Col::tp].toLongLong(), p["tp"].get<qint64>());
+      QCOMPARE(r[Col::cp].toLongLong(), p.value("cp", qint64{1}));
       QCOMPARE(r[Col::pp].toLongLong(), p["pp"].get<qint64>());
       QCOMPARE(r[Col::vpp].toLongLong(), p["vpp"].get<qint64>());
       QCOMPARE(r[Col::dp].toLongLong(), p["dp"].get<qint64>());
+      QCOMPARE(r[Col::ep].toLongLong(), p.value("ep", qint64{1}));
       QCOMPARE(r[Col::mbs].toLongLong(), p["micro_batch"].get<qint64>());
       QCOMPARE(r[Col::m].toLongLong(), p["num_micro_batches"].get<qint64>());
       QCOMPARE(r[Col::recompute].toString().toStdString(), p["recompute"].get<std::string>());

@@ -18,14 +18,15 @@ using nlohmann::json;
 
 namespace {
 
-// "tp=2 pp=2 vpp=1 dp=1 zero=0" from the plan file a shard records.
+// "tp=2 pp=2 vpp=1 dp=1 zero=0" from the plan file a shard records (cp, ep and etp when the
+// plan has them: "tp=1 pp=1 vpp=1 dp=2 ep=2 zero=0").
 std::string plan_layout(const std::map<std::string, std::string>& meta) {
   const auto it = meta.find("plan");
   if (it == meta.end()) return "";
   const json doc = json::parse(it->second, nullptr, false);
   if (!doc.is_object() || !doc.contains("plan") || !doc.at("plan").is_object()) return "unreadable plan record";
   std::string out;
-  for (const char* k : {"tp", "pp", "vpp", "dp", "zero"})
+  for (const char* k : {"tp", "cp", "pp", "vpp", "dp", "ep", "etp", "zero"})
     if (doc.at("plan").contains(k)) out += (out.empty() ? "" : " ") + std::string(k) + "=" + doc.at("plan").at(k).dump();
   return out;
 }

@@ -137,6 +137,11 @@ TEST_CASE("an expert-parallel checkpoint reshards to tp=2 and back", "[executor]
     CHECK(stored.count("optimizer.v.model.layers.0.mlp.experts." + std::to_string(e) + ".gate_proj.weight") == 1);
   }
   check_reshard("reshard_moe_ep_back", 2, 1, 1, 1, 1, 2, "", model, 1, 2);
+  // checkpoint inspect names the plan's expert parallelism.
+  const std::string log = scratch_dir("reshard_moe_ep_inspect") + "/inspect.log";
+  REQUIRE(shell(std::string(PARALLAX_BIN) + " checkpoint inspect " + fs::path(step).parent_path().string() +
+                " > " + log + " 2>&1") == 0);
+  CHECK(slurp(log).find("plan   tp=1 pp=1 vpp=1 dp=2 ep=2 zero=0") != std::string::npos);
 }
 
 TEST_CASE("a corrupted checkpoint is refused and the previous one is used", "[executor][mpi]") {

@@ -106,9 +106,9 @@ std::vector<ParamTensor> stage_param_table(const ModelSpec& m, const PlanSpec& p
                                            int64_t ep_rank) {
   const int64_t stages = p.pp * p.vpp;
   if (stage < 0 || stage >= stages) throw std::out_of_range("stage_param_table: stage");
-  if (ep_rank < 0 || ep_rank >= std::max<int64_t>(p.ep, 1))
-    throw std::out_of_range("stage_param_table: ep_rank");
-  if (m.is_moe() && m.moe.num_experts % std::max<int64_t>(p.ep, 1) != 0)
+  const int64_t ep = std::max<int64_t>(p.ep, 1);
+  if (ep_rank < 0 || ep_rank >= ep) throw std::out_of_range("stage_param_table: ep_rank");
+  if (m.is_moe() && m.moe.num_experts % ep != 0)
     throw std::invalid_argument("stage_param_table: ep must divide the experts");
   const int64_t C = m.hidden;
   const int64_t hd = m.head_dim();
@@ -168,7 +168,7 @@ std::vector<ParamTensor> stage_param_table(const ModelSpec& m, const PlanSpec& p
     }
     const MoeSpec& e = m.moe;
     b.replicated(h + "mlp.router.weight", L, {e.num_experts, C}, ParamInit::normal).layer = l;
-    const int64_t local = e.num_experts / std::max<int64_t>(p.ep, 1);
+    const int64_t local = e.num_experts / ep;
     for (int64_t x = ep_rank * local; x < (ep_rank + 1) * local; ++x) {
       const size_t from = b.size();
       mlp(h + "mlp.experts." + std::to_string(x) + ".", e.expert_ffn_hidden);

@@ -78,11 +78,12 @@ ProcessGroups make_process_groups(const PlanSpec& p, bool tied_embeddings) {
   g.tp = split(MPI_COMM_WORLD, color({&RankCoords::tp}), static_cast<int>(c.tp), "tp");
   g.pp = split(MPI_COMM_WORLD, color({&RankCoords::pp}), static_cast<int>(c.pp), "pp");
   g.cp = split(MPI_COMM_WORLD, color({&RankCoords::cp}), static_cast<int>(c.cp), "cp");
-  g.dp = split(MPI_COMM_WORLD, color({&RankCoords::dp, &RankCoords::cp}),
-               static_cast<int>(c.dp * p.cp + c.cp), "dp");
+  const int64_t idx = c.dp * p.cp + c.cp;  // the rank's place among the stage's dp x cp ranks
+  g.dp = split(MPI_COMM_WORLD, color({&RankCoords::dp, &RankCoords::cp}), static_cast<int>(idx),
+               "dp");
   if (p.ep > 1 && expert_tp(p) != p.tp)
     throw std::logic_error("process groups: the executor's expert groups need expert_tp = tp");
-  const int64_t ep = std::max<int64_t>(p.ep, 1), idx = c.dp * p.cp + c.cp;
+  const int64_t ep = std::max<int64_t>(p.ep, 1);
   const int64_t stage_tp = c.pp * p.tp + c.tp;  // one (pp, tp) pair
   g.ep = split(MPI_COMM_WORLD, static_cast<int>(stage_tp * (p.dp * p.cp / ep) + idx / ep),
                static_cast<int>(idx % ep), "ep");

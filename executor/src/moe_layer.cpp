@@ -126,6 +126,14 @@ void MoeLayer::plan_exchange(const float* counts) {
   if (at > s_.R) throw std::logic_error("moe: more rows received than the stash holds");
 }
 
+void MoeLayer::permute(float* rows, const float* ln, CpuBackend& be) const {
+  const int64_t n = s_.N * s_.k, C = s_.C;
+  be.time("moe_permute", static_cast<double>(n * C), shape2(n, C), [&] {
+    for (int64_t r = 0; r < n; ++r)
+      be.copy(rows + r * C, ln + (order_[static_cast<size_t>(r)] / s_.k) * C, C);
+  });
+}
+
 void MoeLayer::peer_to_expert(float* em, const float* pm, int64_t width) const {
   for (size_t b = 0; b < len_.size(); ++b)
     std::copy(pm + pm_at_[b] * width, pm + (pm_at_[b] + len_[b]) * width, em + em_at_[b] * width);
@@ -233,10 +241,7 @@ void MoeLayer::forward(float* out, const float* ln, const LayerWeightsT<float>& 
   }
   // Dispatch: each (token, expert) row, grouped by expert, to the expert's rank.
   const int64_t rows = N * k;
-  be.time("moe_permute", static_cast<double>(rows * C), shape2(rows, C), [&] {
-    for (int64_t r = 0; r < rows; ++r)
-      be.copy(src_.data() + r * C, ln + (order_[static_cast<size_t>(r)] / k) * C, C);
-  });
+  permute(src_.data(), ln, be);
   if (s_.ep > 1) {
     std::vector<float> sent(static_cast<size_t>(E));  // rows per expert, grouped by rank
     for (int64_t e = 0; e < E; ++e)
@@ -332,10 +337,7 @@ void MoeLayer::backward_experts(float* dln, const float* dout, const float* ln,
     dy = em_.data();
     x = a.xr;
   } else {  // the experts' inputs again, from ln
-    be.time("moe_permute", static_cast<double>(rows * C), shape2(rows, C), [&] {
-      for (int64_t r = 0; r < rows; ++r)
-        be.copy(pm_.data() + r * C, ln + (order_[static_cast<size_t>(r)] / k) * C, C);
-    });
+    permute(pm_.data(), ln, be);
     x = pm_.data();
   }
   float* dx = s_.ep > 1 ? em2_.data() : src2_.data();  // the inputs' gradients, grouped by expert

@@ -96,6 +96,8 @@ class MoeLayer {
  private:
   // Top-k experts of every token from the logits, and the tokens grouped by expert.
   void route(const float* logits);
+  // rows (N k, C) = the rows of ln in order_'s layout (each token once per chosen expert).
+  void permute(float* rows, const float* ln, CpuBackend& be) const;
   // The row counts of the exchange (send_rows_, recv_rows_) and the local experts' rows
   // (em_first_) from the routing and, with ep > 1, the received counts.
   void plan_exchange(const float* counts);
@@ -119,7 +121,8 @@ class MoeLayer {
   void experts_forward(float* y, const float* x, const MoeActs& a, const LayerWeightsT<float>& w,
                        CpuBackend& be);
   void experts_backward(float* dx, const float* dy, const float* x, const MoeActs& a,
-                        const LayerWeightsT<float>& w, const LayerWeightsT<float>& gw, CpuBackend& be);
+                        const LayerWeightsT<float>& w, const LayerWeightsT<float>& gw,
+                        CpuBackend& be);
   // The reverse: rows grouped by local expert back to their tokens' ranks, in order_'s layout.
   void combine(float* rows, const float* em, Comm& comm, const ProcessGroups& g, const char* what);
   void aux_score_grads(float* dlogits_row, const float* logits_row, const float* tokens) const;

@@ -63,7 +63,7 @@ struct LayerBench {
 
   LayerBench(const ModelSpec& m, int64_t tp, int64_t mb)
       : B(mb), T(m.seq_len), N(mb * m.seq_len), C(m.hidden), NH(m.heads / tp),
-        Ct(m.hidden / tp), F(m.ffn_hidden / tp),
+        Ct(m.heads / tp * m.head_dim()), F(m.ffn_hidden / tp),
         fc_out(m.activation == Activation::swiglu ? 2 * m.ffn_hidden / tp : m.ffn_hidden / tp),
         swiglu(m.activation == Activation::swiglu), layernorm(m.norm == Norm::layernorm) {
     inp = buffer(N * C, 1.0f);

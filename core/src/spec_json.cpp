@@ -114,9 +114,10 @@ void read_rope(JsonObjectReader& r, ModelSpec& m) {
 // ---- readers -----------------------------------------------------------------------------------
 
 ModelSpec read_model(JsonObjectReader& r) {
-  expect_keys(r, {"name", "source", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
-                  "seq_len", "vocab", "activation", "position", "rope_base", "rope_scaling",
-                  "tied_embeddings", "norm", "dropout", "linear_bias", "moe", "parameters"});
+  expect_keys(r, {"name", "source", "layers", "hidden", "heads", "kv_heads", "head_dim",
+                  "ffn_hidden", "seq_len", "vocab", "activation", "position", "rope_base",
+                  "rope_scaling", "tied_embeddings", "norm", "dropout", "linear_bias", "moe",
+                  "parameters"});
   ModelSpec m;
   m.name = r.get_string_or("name", "custom");
   m.source = r.get_string_or("source", "");
@@ -124,6 +125,9 @@ ModelSpec read_model(JsonObjectReader& r) {
   m.hidden = r.get_int("hidden", 1, Limits::max_hidden);
   m.heads = r.get_int("heads", 1, Limits::max_heads);
   m.kv_heads = r.get_int_or("kv_heads", 1, Limits::max_heads, m.heads);
+  // Stated only where it differs from hidden / heads; the same width stated is the default's.
+  m.kv_channels = r.get_int_or("head_dim", 1, Limits::max_hidden, 0);
+  if (m.kv_channels * m.heads == m.hidden) m.kv_channels = 0;
   m.ffn_hidden = r.get_int_or("ffn_hidden", 1, 4 * Limits::max_hidden, 4 * m.hidden);
   m.seq_len = r.get_int("seq_len", 1, Limits::max_seq_len);
   m.vocab = r.get_int("vocab", 1, Limits::max_vocab);
@@ -137,9 +141,14 @@ ModelSpec read_model(JsonObjectReader& r) {
   m.linear_bias = r.get_bool_or("linear_bias", true);
   read_moe(r, m);
 
-  if (m.hidden % m.heads != 0)
+  if (m.kv_channels == 0 && m.hidden % m.heads != 0)
     r.fail("heads", "hidden (" + std::to_string(m.hidden) + ") must be divisible by heads (" +
                         std::to_string(m.heads) + ")");
+  // Rotate-half RoPE pairs dimension i of a head with i + head_dim / 2.
+  if (m.position == Position::rope && m.head_dim() % 2 != 0)
+    r.fail(m.kv_channels > 0 ? "head_dim" : "heads",
+           "rope positions need an even head_dim (hidden / heads unless stated) (got " +
+               std::to_string(m.head_dim()) + ")");
   // GQA: each group of heads/kv_heads query heads shares one key/value head.
   if (m.heads % m.kv_heads != 0)
     r.fail("kv_heads", "must divide heads (" + std::to_string(m.heads) + ") (got " +
@@ -485,6 +494,7 @@ json to_json(const ModelSpec& m) {
           {"tied_embeddings", m.tied_embeddings},
           {"norm", to_string(m.norm)},
           {"dropout", m.dropout}};
+  if (m.decoupled_head_dim()) j["head_dim"] = m.kv_channels;
   // Written only when off, so the files of models with biases stay as they were.
   if (!m.linear_bias) j["linear_bias"] = false;
   // Only a mixture of experts has it, so the files of dense models stay as they were.

@@ -78,6 +78,12 @@ struct Reader {
     else s.tied_embeddings = m.get_bool("tied_embeddings");
     // Dropout where the source's configuration states it; Megatron-LM's 0.1 otherwise.
     if (m.has("dropout")) s.dropout = m.get_number("dropout", 0, Limits::max_dropout);
+    // Heads wider or narrower than hidden / heads (Hugging Face head_dim, Megatron --kv-channels).
+    if (m.has("head_dim")) {
+      const auto v = int_or_unpublished(m, "head_dim");
+      if (!v) need("model head_dim unpublished");
+      else if (*v * s.heads != s.hidden) s.kv_channels = *v;
+    }
     experts(m);
     m.finish();
   }

@@ -21,13 +21,14 @@ double layer_params_per_rank(const ModelSpec& m, int64_t tp) {
   const double h = static_cast<double>(m.hidden);
   const double d = static_cast<double>(m.head_dim());
   const double qkv_out = static_cast<double>(m.heads + 2 * m.kv_heads) * d;
+  const double q_width = static_cast<double>(m.heads) * d;  // the projection's input
   const double f = static_cast<double>(m.ffn_hidden);
   const double fc1_out = m.activation == Activation::swiglu ? 2 * f : f;
   const double norm = m.norm == Norm::layernorm ? 2 * h : h;
   const double bias = m.linear_bias ? 1 : 0;  // Llama-family models have none
   // Column-parallel QKV and FC1 shard weights and biases; row-parallel projection and FC2 shard
   // weights, replicate biases; norms are replicated.
-  return (h * qkv_out + bias * qkv_out + h * h + h * fc1_out + bias * fc1_out + f * h) / t +
+  return (h * qkv_out + bias * qkv_out + q_width * h + h * fc1_out + bias * fc1_out + f * h) / t +
          bias * 2 * h + 2 * norm;
 }
 
@@ -111,12 +112,13 @@ double alternate_matmul_stash(const ModelSpec& m, int64_t tp, bool sp) {
 }  // namespace
 
 double tp_sharded_bytes_per_token(const ModelSpec& m, Kernels kernels) {
-  const double h = static_cast<double>(m.hidden);
+  // Queries and the attention output, heads * head_dim wide (hidden unless head_dim is decoupled).
+  const double q = static_cast<double>(m.heads * m.head_dim());
   const double kv = static_cast<double>(m.kv_heads * m.head_dim());
   const double f = static_cast<double>(m.ffn_hidden);
   const double mlp = m.activation == Activation::swiglu ? (kernels == Kernels::eager ? 8 : 6) * f
                                                          : 4 * f;
-  return 4 * h + 4 * kv + mlp;
+  return 4 * q + 4 * kv + mlp;
 }
 
 double layer_activation_bytes(const ModelSpec& m, int64_t micro_batch, int64_t tp, bool sp,

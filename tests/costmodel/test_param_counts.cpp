@@ -7,6 +7,7 @@
 #include "parallax/core/presets.hpp"
 #include "parallax/costmodel/conventions.hpp"
 #include "parallax/costmodel/memory.hpp"
+#include "parallax/costmodel/ops.hpp"
 
 using namespace parallax;
 
@@ -96,4 +97,42 @@ TEST_CASE("dense presets: core's count equals the memory model's layers at tp 1"
                            (m.tied_embeddings ? 0 : vocab) + (m.norm == Norm::layernorm ? 2 * h : h);
     CHECK(model_params(m) == static_cast<double>(m.layers) * layer_params_per_rank(m, 1) + outside);
   }
+}
+
+// Heads wider than hidden / heads (Hugging Face head_dim, Megatron-LM --kv-channels): the
+// reference tests' llama_head_dim_model.json, llama-tiny (h 64, a 4, k 2, f 128, SwiGLU, RMSNorm,
+// no biases) with d 24 instead of 16. By hand:
+//   QKV    h (a + 2 k) d = 64 * 8 * 24 = 12,288      (column-parallel)
+//   output (a d) h       = 96 * 64     =  6,144      (row-parallel: its input is a d = 96 wide)
+//   MLP    h 2f + f h    = 16,384 + 8,192 = 24,576
+//   norms  2 h           = 128                        (replicated)
+//   layer at tp 1: 43,136; at tp 2: (12,288 + 6,144 + 24,576) / 2 + 128 = 21,632
+// Tensor-parallel activation bytes per token (16-bit): Q and the attention output 2 a d each,
+// K and V 2 k d each, a fused SwiGLU MLP 6 f: 4*96 + 4*48 + 6*128 = 1,344 (with d = h / a the
+// first term would be 4 h = 256). The GEMMs: the QKV projection is (a + 2 k) d / t wide, the
+// output projection reads a d / t columns.
+TEST_CASE("a decoupled head_dim sizes the attention projections, their weights and activations") {
+  const ModelSpec m = load_model(std::string(PARALLAX_SOURCE_DIR) + "/tests/reference/llama_head_dim_model.json");
+  REQUIRE(m.head_dim() == 24);
+  REQUIRE(m.decoupled_head_dim());
+  CHECK(layer_params_per_rank(m, 1) == 43136);
+  CHECK(layer_params_per_rank(m, 2) == 21632);
+  CHECK(tp_sharded_bytes_per_token(m, Kernels::fused) == 1344);
+  ShardShape s;  // micro-batch 1 of 32 tokens on tp 2
+  s.tp = 2;
+  const std::vector<Op> ops = layer_ops(m, s, Recompute::none);
+  auto gemm = [&](const std::string& name) {
+    for (const Op& x : ops)
+      if (x.name == name) return x.shape;
+    FAIL("no op " << name);
+    return GemmShape{};
+  };
+  CHECK(gemm("qkv").m == 32);
+  CHECK(gemm("qkv").n == 96);   // (4 + 2 * 2) * 24 / 2
+  CHECK(gemm("qkv").k == 64);
+  CHECK(gemm("proj").n == 64);
+  CHECK(gemm("proj").k == 48);  // 4 * 24 / 2
+  // The memory model's layer count equals core's, as for every dense preset.
+  const double outside = 2.0 * 256 * 64 + 64;
+  CHECK(model_params(m) == 4 * 43136 + outside);
 }

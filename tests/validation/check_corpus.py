@@ -130,6 +130,9 @@ def check_file(path, ids, problems):
                 bad(f"{at}.model.{k}", f"must be a positive integer or unpublished (got {v!r})")
             if k == "tied_embeddings" and not isinstance(v, bool):
                 bad(f"{at}.model.{k}", "must be true, false or unpublished")
+        hd = model.get("head_dim")
+        if hd is not None and not unpublished(hd) and not positive_int(hd):
+            bad(f"{at}.model.head_dim", f"must be a positive integer or unpublished (got {hd!r})")
         gpu = r.get("gpu")
         if not (gpu in GPUS or unpublished(gpu)):
             bad(at + ".gpu", f"must be a GPU preset ({sorted(GPUS)}) or \"unpublished: ...\" (got {gpu!r})")

@@ -63,6 +63,9 @@ struct ModelSpec {
   int64_t hidden = 0;
   int64_t heads = 0;
   int64_t kv_heads = 0;    // GQA; equals heads for multi-head attention
+  // Width of one attention head when it is not hidden / heads (Megatron-LM --kv-channels, Hugging
+  // Face head_dim): Qwen3 runs 32 heads of 128 on hidden 2048. 0: hidden / heads.
+  int64_t kv_channels = 0;
   int64_t ffn_hidden = 0;  // 4*hidden for GPT-2/3 style models
   int64_t seq_len = 0;
   int64_t vocab = 0;
@@ -86,7 +89,9 @@ struct ModelSpec {
   bool has_dropout() const { return dropout > 0; }
   // Bytes of dropout mask stored and moved per masked element: a byte each, none without dropout.
   double dropout_mask_bytes() const { return has_dropout() ? 1 : 0; }
-  int64_t head_dim() const { return hidden / heads; }
+  int64_t head_dim() const { return kv_channels > 0 ? kv_channels : hidden / heads; }
+  // Whether the heads are wider or narrower than hidden / heads (kv_channels stated and different).
+  bool decoupled_head_dim() const { return kv_channels > 0 && kv_channels * heads != hidden; }
   bool has_rope_scaling() const { return rope_scaling.factor > 0; }
   bool is_moe() const { return moe.num_experts > 0; }
   // Whether layer l (0-based) has the MoE FFN (MoeSpec's rule); never in a dense model.

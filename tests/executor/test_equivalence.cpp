@@ -216,6 +216,18 @@ TEST_CASE("context parallelism cp=2 (with dp, ZeRO-1 and recompute) equals the s
   require_cp2_same(reference(), dir, "gpt-tiny", {{"gpt_c2", 1, 1, 1, ""}});
 }
 
+// Heads 24 wide on hidden 64 (Hugging Face head_dim, Megatron-LM --kv-channels): tp splits the
+// 96-wide queries and the output projection's 96 input columns; cp gathers 24-wide keys.
+TEST_CASE("llama with decoupled head_dim: tp=2 with SP, pp=2 dp=2 ZeRO-1 and cp=2 equal the single process",
+          "[executor][mpi][llama]") {
+  const std::string model = std::string(PARALLAX_SOURCE_DIR) + "/tests/reference/llama_head_dim_model.json";
+  const std::string dir = scratch_dir("llama_head_dim");
+  const Run ref = run_plan(dir, "ref", 1, 1, 1, "", model);
+  require_same(ref, run_plan(dir, "tp2_sp_sel", 2, 1, 1, "--sp --recompute selective", model));
+  require_same(ref, run_plan(dir, "p2d2_zero1_full", 1, 2, 2, "--zero 1 --recompute full", model));
+  require_cp2_same(ref, dir, model, {{"c2", 1, 1, 1, ""}});
+}
+
 TEST_CASE("tp=2 cp=2 pp=2 (with and without SP) equals the single process",
           "[executor][mpi][llama][slow]") {
   require_cp2_same(llama_reference(), scratch_dir("t2c2p2"), "llama-tiny",

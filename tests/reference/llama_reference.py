@@ -25,13 +25,17 @@ from gpt_reference import write_safetensors
 from llama_torch import forward
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, "golden_llama")
 FORMAT = "parallax checkpoint 1 (HF Llama names and (out, in) layout; model.embed_tokens and lm_head padded)"
 
-with open(os.path.join(HERE, "llama_model.json")) as f:
+# Arguments: the model file and the output directory under tests/reference (llama_model.json and
+# golden_llama by default; scripts/reference also writes golden_llama_head_dim from
+# llama_head_dim_model.json, whose heads are not hidden / heads wide).
+MODEL_FILE = sys.argv[1] if len(sys.argv) > 1 else "llama_model.json"
+OUT = os.path.join(HERE, sys.argv[2] if len(sys.argv) > 2 else "golden_llama")
+with open(os.path.join(HERE, MODEL_FILE)) as f:
     MODEL = json.load(f)
 L, C, NH, KVH, FF, T, V = (MODEL[k] for k in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq_len", "vocab"))
-HD = C // NH
+HD = MODEL.get("head_dim", C // NH)  # Hugging Face head_dim, Megatron-LM --kv-channels
 B = 4  # the test's global batch (4 micro-batches of 1 sequence)
 N_TOKENS = 200
 

@@ -113,6 +113,14 @@ TEST_CASE("single process equals the PyTorch Llama reference", "[executor][mpi][
   check_against_reference("golden_llama", dir, reference_plan(dir, "llama_model.json"));
 }
 
+// llama_head_dim_model.json: heads 24 wide on hidden 64 (Hugging Face head_dim, Megatron-LM
+// --kv-channels), so q, k, v and the output projection's input are not hidden wide.
+TEST_CASE("single process equals the PyTorch Llama reference with decoupled head_dim",
+          "[executor][mpi][reference]") {
+  const std::string dir = scratch_dir("reference_golden_llama_head_dim");
+  check_against_reference("golden_llama_head_dim", dir, reference_plan(dir, "llama_head_dim_model.json"));
+}
+
 // Mixtures of experts (moe_reference.py): the moe-tiny preset (softmax top-2 of 8 experts, one
 // shared expert, every layer MoE) and moe_sigmoid_model.json (sigmoid top-3, two shared experts, a
 // leading dense layer); loss (cross-entropy + the load-balancing loss), logits and every gradient

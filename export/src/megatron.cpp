@@ -128,6 +128,8 @@ std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& da
     a.push_back("--group-query-attention");
     add(a, "--num-query-groups", m.kv_heads);
   }
+  // Megatron-LM's kv_channels defaults to hidden_size / num_attention_heads.
+  if (m.decoupled_head_dim()) add(a, "--kv-channels", m.kv_channels);
   add(a, "--seq-length", m.seq_len);
   add(a, "--max-position-embeddings", m.seq_len);
   add(a, "--ffn-hidden-size", m.ffn_hidden);
@@ -341,6 +343,7 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
     else if (a == "--num-attention-heads") m.heads = integer();
     else if (a == "--group-query-attention") gqa = true;
     else if (a == "--num-query-groups") m.kv_heads = integer();
+    else if (a == "--kv-channels") m.kv_channels = integer();
     else if (a == "--seq-length") m.seq_len = integer();
     else if (a == "--max-position-embeddings") integer();
     else if (a == "--ffn-hidden-size") m.ffn_hidden = integer();
@@ -386,6 +389,7 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
     }
   }
   if (!gqa) m.kv_heads = m.heads;
+  if (m.kv_channels * m.heads == m.hidden) m.kv_channels = 0;  // the default, stated
   m.moe = MoeSpec{};
   megatron_moe::apply(moe, m, p);
   if (m.position == Position::rope) {

@@ -51,6 +51,8 @@ std::vector<std::string> megatron_deepspeed_args(const PlanFile& f, const Megatr
   add(a, "--ffn-hidden-size", m.ffn_hidden);
   add(a, "--num-attention-heads", m.heads);
   if (m.kv_heads != m.heads) add(a, "--num-key-value-heads", m.kv_heads);
+  // megatron/arguments.py: kv_channels defaults to hidden_size // num_attention_heads.
+  if (m.decoupled_head_dim()) add(a, "--kv-channels", m.kv_channels);
   add(a, "--seq-length", m.seq_len);
   add(a, "--max-position-embeddings", m.seq_len);
   add(a, "--micro-batch-size", p.micro_batch);

@@ -580,3 +580,33 @@ TEST_CASE("Megatron-Core's MoE flags round-trip to the same plan and experts") {
   *(disp + 1) = "allgather";
   CHECK_THROWS_AS(parse_megatron_args(a, mixtral), InputError);
 }
+
+// Qwen3 runs heads 128 wide on hidden 2048 (32 heads: hidden / heads would be 64). Megatron-LM and
+// Megatron-DeepSpeed say so with --kv-channels (arguments.py: kv_channels defaults to
+// hidden_size // num_attention_heads); a model of default-width heads writes no flag.
+TEST_CASE("heads wider than hidden / heads export as --kv-channels and parse back") {
+  using test::PlanBuilder;
+  PlanFile qwen = plan_file("qwen3-30b-a3b", 16, 512, PlanBuilder(1, 1).ep(16));
+  qwen.job.framework = "megatron-core";
+  apply_stack(load_stack("megatron-core"), qwen.job);
+  REQUIRE(qwen.model.head_dim() == 128);
+  const std::string text = megatron_args_text(qwen);
+  CHECK(text.find("--kv-channels 128") != std::string::npos);
+  PlanFile base = qwen;  // the parse must read the width from the flag, not keep the base's
+  base.model.kv_channels = 0;
+  const PlanFile back = parse_megatron_args(split_args(text), base);
+  CHECK(back.model.head_dim() == 128);
+  CHECK(back.model.hidden == 2048);
+  CHECK(back.plan == qwen.plan);
+  CHECK(back.model.moe == qwen.model.moe);
+  PlanFile wide = plan_file("llama3-8b", 64, 256, PlanBuilder(2, 2));  // a dense model, heads 256 wide
+  wide.model.kv_channels = 256;
+  const std::vector<std::string> ds = megatron_deepspeed_args(wide, {}, "ds.json");
+  const auto kv = std::find(ds.begin(), ds.end(), "--kv-channels");
+  REQUIRE(kv != ds.end());
+  CHECK(*(kv + 1) == "256");
+  PlanFile mixtral = plan_file("mixtral-8x7b", 64, 256, PlanBuilder(2, 2).ep(8).sequence_parallel());
+  mixtral.job.framework = "megatron-core";
+  apply_stack(load_stack("megatron-core"), mixtral.job);
+  CHECK(megatron_args_text(mixtral).find("--kv-channels") == std::string::npos);
+}

@@ -213,6 +213,18 @@ TEST_CASE("nemo: interpolations naming keys of the file resolve, others are refu
   require_input_error([&] { (void)read_nemo_config(mandatory); }, "$.model.num_layers", {"???"});
 }
 
+// kv_channels as NeMo's GPT configs write it (megatron_gpt_config.yaml: "kv_channels: null #
+// Projection weights dimension in multi-head attention. Set to hidden_size // num_attention_heads
+// if null"): a width other than hidden / heads is the model's head_dim, passed as --kv-channels.
+TEST_CASE("nemo: kv_channels other than hidden / heads is the model's head_dim", "[inputs]") {
+  const PlanFile wide = plan_of(edited("nemo-llama2-70b.yaml", "kv_channels: null", "kv_channels: 256"));
+  CHECK(wide.model.head_dim() == 256);  // 64 heads of 256 on hidden 8192
+  CHECK(wide.model.hidden == 8192);
+  const PlanFile same = plan_of(edited("nemo-llama2-70b.yaml", "kv_channels: null", "kv_channels: 128"));
+  CHECK(same.model.head_dim() == 128);
+  CHECK_FALSE(same.model.decoupled_head_dim());
+}
+
 TEST_CASE("nemo: what the config cannot say to the cost model gets one line naming its key", "[inputs]") {
   const std::string five = "nemo-gpt3-5b.yaml";
   auto refused = [&](const std::string& path, const std::string& key, std::initializer_list<std::string> words) {

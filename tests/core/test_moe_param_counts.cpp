@@ -62,6 +62,32 @@ struct Count {
 // out the QKV biases and the shared expert's gate (196,608 parameters, see its source): far
 // inside the rounding.
 //
+// Qwen3-30B-A3B (h 2048, a 32, k 4, d 128 stated: wider than h / a = 64; E 128, K 8, f_e 768,
+// no shared expert, V 151936, 48 MoE layers):
+//   attention 2048*40*128 + (32*128)*2048 = 10,485,760 + 8,388,608 = 18,874,368; norms 4,096
+//   expert 3*2048*768 = 4,718,592; router 128*2048 = 262,144
+//   layer, all: 18,874,368 + 4,096 + 262,144 + 128*4,718,592 = 623,120,384
+//   layer, top-8: 18,874,368 + 4,096 + 262,144 + 8*4,718,592 = 56,889,344
+//   outside 2*151936*2048 + 2048 = 622,331,904
+//   total 48*623,120,384 + 622,331,904 = 30,532,110,336
+//   active 48*56,889,344 + 622,331,904 = 3,353,020,416
+// Published: 30.5B total, 3.3B activated (Qwen/Qwen3-30B-A3B model card). 3,353,020,416 rounds to
+// 3.4B: the card truncates to one decimal (its 3.3B is 3.35B cut; 30.53B -> 30.5B either way), so
+// the active count is checked against [3.3B, 3.4B], centre 3.35B. With d = h / a the
+// attention would be 2048*(32+8)*64 + 2048^2 = 9,437,184 and the total 30.08B: the card's figure
+// needs the stated head_dim. Left out: the queries' and keys' RMSNorm weights (2*128 per layer).
+//
+// Qwen3-235B-A22B (h 4096, a 64, k 4, d 128 stated: h / a = 64; E 128, K 8, f_e 1536, V 151936,
+// 94 MoE layers):
+//   attention 4096*72*128 + (64*128)*4096 = 37,748,736 + 33,554,432 = 71,303,168; norms 8,192
+//   expert 3*4096*1536 = 18,874,368; router 128*4096 = 524,288
+//   layer, all: 71,303,168 + 8,192 + 524,288 + 128*18,874,368 = 2,487,754,752
+//   layer, top-8: 71,303,168 + 8,192 + 524,288 + 8*18,874,368 = 222,830,592
+//   outside 2*151936*4096 + 4096 = 1,244,663,808
+//   total 94*2,487,754,752 + 1,244,663,808 = 235,093,610,496
+//   active 94*222,830,592 + 1,244,663,808 = 22,190,739,456
+// Published: 235B total, 22B activated (Qwen/Qwen3-235B-A22B model card).
+//
 // moe-tiny (llama-tiny: h 64, a 4, k 2, d 16, V 256; E 8, K 2, f_e 64, one shared expert of 64,
 // 4 MoE layers):
 //   attention 64*8*16 + 64^2 = 12,288; norms 128; router 8*64 = 512; expert 3*64*64 = 12,288
@@ -73,6 +99,8 @@ const Count kCounts[] = {
     {"mixtral-8x7b", 46702792704, 12879925248, 46.7e9, 12.9e9, 0.1e9},
     {"mixtral-8x22b", 140620634112, 39152031744, 141e9, 39e9, 1e9},
     {"qwen1.5-moe-a2.7b", 14315587584, 2688976896, 14.3e9, 2.7e9, 0.1e9},
+    {"qwen3-30b-a3b", 30532110336, 3353020416, 30.5e9, 3.35e9, 0.1e9},
+    {"qwen3-235b-a22b", 235093610496, 22190739456, 235e9, 22e9, 1e9},
     {"moe-tiny", 526912, 232000, 0, 0, 0},
 };
 

@@ -6,7 +6,8 @@ namespace parallax::calib {
 
 std::vector<LinearShape> layer_linear_shapes(const ModelSpec& m, int64_t tp, int64_t micro_batch) {
   const int64_t N = micro_batch * m.seq_len, C = m.hidden, F = m.ffn_hidden / tp;
-  const int64_t Ct = m.heads / tp * m.head_dim();  // the local queries (hidden / tp unless decoupled)
+  // The local queries: hidden / tp unless head_dim is decoupled.
+  const int64_t Ct = m.heads / tp * m.head_dim();
   const int64_t fc_out = m.activation == Activation::swiglu ? 2 * F : F;
   // q (Ct) | k | v, the latter two of kv_heads/tp heads each (grouped-query attention).
   const int64_t kv_local = (m.kv_heads > 0 ? m.kv_heads : m.heads) / tp * m.head_dim();

@@ -78,8 +78,8 @@ Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, c
   const int64_t global_batch = p.micro_batch * p.num_micro_batches * p.dp;
   // Megatron's closed form is a dense GPT's with heads hidden / heads wide: an MoE model, or
   // one of decoupled head_dim, reports its counted model FLOPs.
-  out.megatron_flops = m.is_moe() || m.decoupled_head_dim() ? out.model_flops
-                                                            : megatron_flops_closed_form(m, global_batch);
+  const bool counted = m.is_moe() || m.decoupled_head_dim();
+  out.megatron_flops = counted ? out.model_flops : megatron_flops_closed_form(m, global_batch);
   const double gpus = static_cast<double>(p.gpus());
   const double denom = gpus * out.iteration_time_s * 1e12;
   out.model_tflops_per_gpu = out.model_flops / denom;

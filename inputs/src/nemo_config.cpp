@@ -189,7 +189,8 @@ void read_shape(Reader& r) {
     r.arg("--num-query-groups", "model.num_query_groups", *groups);
   }
   const std::optional<int64_t> kv_channels = r.integer("model.kv_channels", 1, Limits::max_hidden);
-  if (kv_channels && *kv_channels * heads != hidden) r.arg("--kv-channels", "model.kv_channels", *kv_channels);
+  if (kv_channels && *kv_channels * heads != hidden)
+    r.arg("--kv-channels", "model.kv_channels", *kv_channels);
   const std::string position = choice(r, "model.position_embedding_type", {"learned_absolute", "rope"}, "positions");
   const std::optional<int64_t> positions = r.integer("model.max_position_embeddings", 1, Limits::max_seq_len);
   if (positions && position == "learned_absolute" && *positions < seq)

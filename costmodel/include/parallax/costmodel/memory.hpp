@@ -53,8 +53,9 @@ double stage_non_layer_params_per_rank(const ModelSpec& m, const PlanSpec& p, in
 // Korthikanti et al. 2022 activation bytes of ONE layer for ONE micro-batch (16-bit activations):
 //   none, no SP:  s b h (10 + 24/t + 5 a s/(h t))      none, SP:  s b h/t (34 + 5 a s/h)
 // The 24 is GPT's tensor-parallel part (tp_sharded_bytes_per_token / h): Q and the attention
-// output 2h each (2 a d with a decoupled head_dim d), K and V 2h each, the MLP's 4f = 16h; with grouped-query attention K and V are
-// 2 kv d each, and a SwiGLU MLP keeps more (tp_sharded_bytes_per_token).
+// output 2h each (2 a d with a decoupled head_dim d), K and V 2h each, the MLP's 4f = 16h; with
+// grouped-query attention K and V are 2 kv d each, and a SwiGLU MLP keeps more
+// (tp_sharded_bytes_per_token).
 //   selective:    drop the 5 a s/h term                 full:      2 s b h  (÷ t with SP)
 // Fused attention stores no s x s tensor (probabilities, dropout mask): the 5 a s/h term becomes
 // the fp32 row log-sum-exp, 4 a s b bytes per layer (÷ t), i.e. 4 a/h of s b h. A model without

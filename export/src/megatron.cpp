@@ -343,7 +343,12 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
     else if (a == "--num-attention-heads") m.heads = integer();
     else if (a == "--group-query-attention") gqa = true;
     else if (a == "--num-query-groups") m.kv_heads = integer();
-    else if (a == "--kv-channels") m.kv_channels = integer();
+    else if (a == "--kv-channels") {
+      m.kv_channels = integer();
+      if (m.kv_channels < 1)
+        throw InputError("megatron args", a,
+                         "must be >= 1 (got " + std::to_string(m.kv_channels) + ")");
+    }
     else if (a == "--seq-length") m.seq_len = integer();
     else if (a == "--max-position-embeddings") integer();
     else if (a == "--ffn-hidden-size") m.ffn_hidden = integer();
@@ -394,6 +399,11 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
   megatron_moe::apply(moe, m, p);
   if (m.position == Position::rope) {
     if (m.rope_base < 1) throw InputError("megatron args", "--rotary-base", "must be >= 1");
+    // Rotate-half RoPE pairs dimension i of a head with i + head_dim / 2 (the model reader's rule).
+    if (m.kv_channels % 2 != 0)
+      throw InputError("megatron args", "--kv-channels",
+                       "rope positions need an even head_dim (got " +
+                           std::to_string(m.kv_channels) + ")");
     if (rope_scaling) m.rope_scaling = {rope_scaling_factor, kRopeLowFreq, kRopeHighFreq, kRopeOriginalMax};
   } else {  // Megatron-LM reads the RoPE flags only with rope
     m.rope_base = ModelSpec{}.rope_base;

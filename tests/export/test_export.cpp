@@ -609,4 +609,16 @@ TEST_CASE("heads wider than hidden / heads export as --kv-channels and parse bac
   mixtral.job.framework = "megatron-core";
   apply_stack(load_stack("megatron-core"), mixtral.job);
   CHECK(megatron_args_text(mixtral).find("--kv-channels") == std::string::npos);
+  // A width Megatron-LM cannot build is refused, naming the flag: none, negative, or odd under
+  // rotate-half RoPE (the model reader's rule, error row M21).
+  for (const char* bad : {"0", "-3", "25"}) {
+    INFO("--kv-channels " << bad);
+    std::vector<std::string> a = megatron_args(qwen);
+    const auto at = std::find(a.begin(), a.end(), "--kv-channels");
+    REQUIRE(at != a.end());
+    *(at + 1) = bad;
+    const std::string rule = std::string(bad) == "25" ? "even head_dim" : "must be >= 1";
+    CHECK_THROWS_WITH(parse_megatron_args(a, base),
+                      Catch::Contains("--kv-channels") && Catch::Contains(rule));
+  }
 }

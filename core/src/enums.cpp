@@ -123,4 +123,13 @@ const char* to_string(Schedule s) {
   return "?";
 }
 
+const char* to_string(MoeDispatcher d) {
+  switch (d) {
+    case MoeDispatcher::alltoall: return "alltoall";
+    case MoeDispatcher::deepep: return "deepep";
+    case MoeDispatcher::hybridep: return "hybridep";
+  }
+  return "?";
+}
+
 }  // namespace parallax

@@ -79,6 +79,7 @@ constexpr std::array kPositions{Position::learned, Position::rope, Position::ali
 constexpr std::array kNorms{Norm::layernorm, Norm::rmsnorm};
 constexpr std::array kRecomputes{Recompute::none, Recompute::selective, Recompute::full};
 constexpr std::array kSchedules{Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved};
+constexpr std::array kDispatchers{MoeDispatcher::alltoall, MoeDispatcher::deepep, MoeDispatcher::hybridep};
 constexpr std::array kExporters{Exporter::none, Exporter::megatron, Exporter::deepspeed,
                                 Exporter::parallax};
 constexpr std::array kParamBytes{ParamBytesConvention::b16, ParamBytesConvention::b18,
@@ -335,7 +336,7 @@ void read_stack_capabilities(JsonObjectReader& r, StackCapabilities& c) {
                   "microbatch_groups", "context_parallel", "cp_comm_type",
                   "context_parallel_refusal", "context_parallel_within_node", "moe",
                   "expert_parallel", "expert_tensor_parallel", "expert_parallel_zero",
-                  "moe_refusal", "source"});
+                  "moe_dispatchers", "moe_refusal", "source"});
   if (o.has("zero")) c.zero_stages = o.get_int_list("zero", 0, 3);
   if (o.has("schedules")) {
     c.schedules.clear();
@@ -369,6 +370,12 @@ void read_stack_capabilities(JsonObjectReader& r, StackCapabilities& c) {
   c.expert_parallel = o.get_bool_or("expert_parallel", c.moe);
   c.expert_tensor_parallel = o.get_bool_or("expert_tensor_parallel", c.expert_parallel);
   if (o.has("expert_parallel_zero")) c.expert_parallel_zero = o.get_int_list("expert_parallel_zero", 0, 3);
+  if (o.has("moe_dispatchers")) {
+    c.moe_dispatchers.clear();
+    for (const std::string& x : o.get_enum_list("moe_dispatchers", {"alltoall", "deepep", "hybridep"}))
+      c.moe_dispatchers.push_back(enum_from(x, kDispatchers));
+    if (!c.expert_parallel) o.fail("moe_dispatchers", "needs \"expert_parallel\": true");
+  }
   c.moe_refusal = o.get_string_or("moe_refusal", "");
   if (c.expert_parallel && !c.moe) o.fail("expert_parallel", "needs \"moe\": true");
   if (c.expert_tensor_parallel && !c.expert_parallel)
@@ -446,7 +453,7 @@ StackSpec read_stack(JsonObjectReader& r) {
 }
 
 PlanSpec read_plan(JsonObjectReader& r) {
-  expect_keys(r, {"tp", "cp", "pp", "dp", "ep", "etp", "vpp", "microbatch_group", "micro_batch", "num_micro_batches",
+  expect_keys(r, {"tp", "cp", "pp", "dp", "ep", "etp", "moe_dispatcher", "vpp", "microbatch_group", "micro_batch", "num_micro_batches",
                   "sequence_parallel", "recompute", "recompute_layers", "zero", "schedule", "order",
                   "first_stage_layers", "last_stage_layers"});
   PlanSpec p;
@@ -456,6 +463,8 @@ PlanSpec read_plan(JsonObjectReader& r) {
   p.dp = r.get_int("dp", 1, Limits::max_gpus);
   p.ep = r.get_int_or("ep", 1, Limits::max_gpus, 1);
   p.etp = r.get_int_or("etp", 1, Limits::max_gpus, 0);
+  p.moe_dispatcher = enum_from(r.get_enum_or("moe_dispatcher", {"alltoall", "deepep", "hybridep"}, "alltoall"),
+                               kDispatchers);
   p.vpp = r.get_int_or("vpp", 1, Limits::max_layers, 1);
   p.microbatch_group = r.get_int_or("microbatch_group", 1, Limits::max_global_batch, 0);
   p.micro_batch = r.get_int("micro_batch", 1, Limits::max_global_batch);
@@ -593,6 +602,7 @@ json to_json(const PlanSpec& p) {
   // Likewise expert parallelism and an expert tensor-parallel size of its own.
   if (p.ep != 1) out["ep"] = p.ep;
   if (p.etp != 0) out["etp"] = p.etp;
+  if (p.moe_dispatcher != MoeDispatcher::alltoall) out["moe_dispatcher"] = to_string(p.moe_dispatcher);
   // 0 means "derive from the batch": left out, so that reading the output gives 0 again.
   if (p.num_micro_batches != 0) out["num_micro_batches"] = p.num_micro_batches;
   // 0 means pp, Megatron's default: left out, so files of plans without groups stay as they were.

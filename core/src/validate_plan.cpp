@@ -133,8 +133,11 @@ class PlanChecker {
     if (!m_.is_moe()) {
       if (p_.ep != 1) fail("$.plan.ep", "expert parallelism needs a mixture-of-experts model (got ep " + n(p_.ep) + " for a dense model)");
       if (p_.etp != 0) fail("$.plan.etp", "an expert tensor-parallel size needs a mixture-of-experts model (got etp " + n(p_.etp) + " for a dense model)");
-      return;
     }
+    if (p_.moe_dispatcher != MoeDispatcher::alltoall && p_.ep == 1)
+      fail("$.plan.moe_dispatcher", std::string("a token dispatcher other than alltoall needs expert parallelism, ep > 1 (got ") +
+                                        to_string(p_.moe_dispatcher) + " with ep 1)");
+    if (!m_.is_moe()) return;
     if (const auto r = stack_refusal(m_, j_, p_);
         r && (r->path == "$.model.moe.num_experts" || r->path == "$.plan.ep"))
       fail(r->path, r->rule);

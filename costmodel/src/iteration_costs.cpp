@@ -285,6 +285,7 @@ CpRingLayer cp_ring_layer(const EfficiencyProfile& pf, const ModelSpec& m, const
 // scatter over etp; backward the same again for the gradients.
 struct ExpertTraffic {
   double all_to_all_s = 0;  // one dispatch (or combine)
+  double bytes = 0;         // its size: the nccl-tests size (alltoall), else what one rank sends
   double forward_s = 0;
   double backward_s = 0;
 };
@@ -294,7 +295,16 @@ ExpertTraffic expert_traffic(const EfficiencyProfile& pf, const PlanComm& comm, 
   ExpertTraffic x;
   const auto k = static_cast<size_t>(stage);
   if (c.a2a_bytes > 0 && !comm.ep_by_stage.empty())
-    for (const GroupCost& g : comm.ep_by_stage[k]) x.all_to_all_s = std::max(x.all_to_all_s, all_to_all_time_s(g, c.a2a_bytes));
+    for (const GroupCost& g : comm.ep_by_stage[k]) {
+      // The dispatcher's bytes to node peers over NVLink and to other nodes over the NIC, at once
+      // (moe_dispatch_volume; for alltoall this is all_to_all_time_s).
+      const MoeDispatchVolume v = moe_dispatch_volume(c, g.size, g.per_node, g.nodes);
+      const double t = two_level_exchange_time_s(g, v.nvlink_bytes, v.network_bytes);
+      if (t >= x.all_to_all_s) {
+        x.all_to_all_s = t;
+        x.bytes = deduplicating(c.dispatcher) ? v.nvlink_bytes + v.network_bytes : c.a2a_bytes;
+      }
+    }
   double etp = 0;
   if (c.etp_bytes > 0) {
     // etp equal to tp without expert parallelism: the TP groups are the expert TP groups.
@@ -455,7 +465,7 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
       st.ep_backward_s = n_moe * x.backward_s + f * (p.recompute == Recompute::full ? n_rec : 0) * x.forward_s;
       if (x.all_to_all_s > out.ep_all_to_all_s) {
         out.ep_all_to_all_s = x.all_to_all_s;
-        out.ep_all_to_all_bytes = moe.comm.a2a_bytes;
+        out.ep_all_to_all_bytes = x.bytes;
       }
     }
     if (k == 0) {

@@ -5,6 +5,7 @@
 // share); after the all-to-all over ep and the all-gather over etp it holds R = etp T top_k
 // token rows (times the imbalance on the busiest rank) for its num_experts / ep experts, each
 // expert's FFN split over etp.
+#include <algorithm>
 #include <string>
 
 #include "op_build.hpp"
@@ -95,7 +96,33 @@ MoeLayerComm moe_layer_comm(const ModelSpec& m, const ShardShape& s) {
   const double rows = c.tokens * static_cast<double>(m.moe.top_k) * L.h * L.e * L.imbalance;
   c.a2a_bytes = s.ep > 1 ? rows : 0;
   c.etp_bytes = s.etp > 1 ? L.etp * rows : 0;
+  c.dispatcher = s.moe_dispatcher;
+  c.token_bytes = s.ep > 1 ? c.tokens * L.h * L.e * L.imbalance : 0;
+  c.experts = static_cast<double>(m.moe.num_experts);
+  c.top_k = static_cast<double>(m.moe.top_k);
   return c;
+}
+
+double experts_missed_probability(double experts, double top_k, double q) {
+  double p = 1;
+  for (double i = 0; i < top_k; ++i) p *= std::max(0.0, experts - q - i) / (experts - i);
+  return p;
+}
+
+MoeDispatchVolume moe_dispatch_volume(const MoeLayerComm& c, int64_t ranks, int64_t per_node, int64_t nodes) {
+  MoeDispatchVolume v;
+  if (ranks <= 1) return v;
+  const double n = static_cast<double>(ranks), k = static_cast<double>(per_node);
+  if (!deduplicating(c.dispatcher)) {
+    v.nvlink_bytes = c.a2a_bytes * (k - 1) / n;
+    v.network_bytes = nodes > 1 ? c.a2a_bytes * (n - k) / n : 0;
+    return v;
+  }
+  const double node_hit = 1 - experts_missed_probability(c.experts, c.top_k, c.experts * k / n);
+  const double rank_hit = 1 - experts_missed_probability(c.experts, c.top_k, c.experts / n);
+  v.network_bytes = nodes > 1 ? c.token_bytes * static_cast<double>(nodes - 1) * node_hit : 0;
+  v.nvlink_bytes = c.token_bytes * n * rank_hit * (k - 1) / k;
+  return v;
 }
 
 }  // namespace parallax

@@ -323,6 +323,7 @@ ShardShape shard_shape(const ModelSpec& m, const JobSpec& j, const PlanSpec& p) 
   s.ep = p.ep;
   s.etp = expert_tp(p);
   s.moe_imbalance = j.moe_imbalance;
+  s.moe_dispatcher = p.moe_dispatcher;
   return s;
 }
 

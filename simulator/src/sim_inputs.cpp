@@ -59,9 +59,10 @@ SimInputs make_sim_inputs(const ModelSpec& m, const Topology& topo, const JobSpe
     rc.backward_ep_s = st.ep_backward_s / vpp;
     if (m.is_moe() && p.ep > 1) {
       // Dispatch and combine per MoE layer of the chunk (backward: their gradients, and the
-      // recomputed forward's), each all-to-all the rank's a2a_bytes.
+      // recomputed forward's), each the bytes one dispatch moves per rank (iteration_costs: the
+      // nccl-tests size with alltoall, what a rank sends with a deduplicating dispatcher).
       const double moe_layers = static_cast<double>(stage_moe_layers(m, p, k)) / vpp;
-      const double a2a = moe_layer_comm(m, sh).a2a_bytes;
+      const double a2a = costs.ep_all_to_all_bytes;
       rc.ep_forward_bytes = moe_layers * 2 * a2a;
       rc.ep_backward_bytes = moe_layers * 2 * (1 + reruns) * a2a;
     }

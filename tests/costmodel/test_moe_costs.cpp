@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <random>
+#include <vector>
 
 #include "parallax/core/param_counts.hpp"
 #include "parallax/core/presets.hpp"
@@ -120,6 +122,66 @@ TEST_CASE("moe: one dispatch all-to-all across two DGX H100 nodes, by hand") {
   const GroupCost& g8 = topo.plan_comm(inside).ep_by_stage[0][0];
   REQUIRE(g8.nodes == 1);
   CHECK(all_to_all_time_s(g8, bytes) == Approx(g8.intra.alpha_s + bytes * 7 / 8 / 370e9).epsilon(1e-12));
+}
+
+// DeepEP and HybridEP (Megatron-Core's flex dispatcher) send a token across the network once per
+// node holding any of its experts and over NVLink once per rank holding any (DeepEP
+// csrc/kernels/internode.cu, SourceMeta). Derived by hand for the 16-expert top-2 case.
+TEST_CASE("moe: a deduplicating dispatch across two DGX H100 nodes, by hand") {
+  Case k;
+  PlanSpec p = test::PlanBuilder(1, 1, 16).ep(16).batches(1, 1);
+  const Topology topo(k.c);
+  const GroupCost& g = topo.plan_comm(p).ep_by_stage[0][0];
+  REQUIRE(g.nodes == 2);
+  REQUIRE(g.per_node == 8);
+  // One row per routed token: 4096 x 4096 bf16 = 32 MiB.
+  const double row = kS * kH * 2;
+  // A node holds 8 of the 16 experts: a token misses the other node when both of its experts are
+  // on its own, C(8, 2) / C(16, 2) = 28 / 120. One expert per rank: top-2 distinct experts always
+  // hit 2 ranks; 1 in 8 of them is the node's receiving rank itself, the rest go over NVLink.
+  const double network = row * (1 - 28.0 / 120.0);
+  const double nvlink = row * 2 * 7.0 / 8.0;
+  for (MoeDispatcher d : {MoeDispatcher::deepep, MoeDispatcher::hybridep}) {
+    p.moe_dispatcher = d;
+    const MoeLayerComm c = moe_layer_comm(k.m, shard_shape(k.m, k.j, p));
+    const MoeDispatchVolume v = moe_dispatch_volume(c, g.size, g.per_node, g.nodes);
+    CHECK(v.network_bytes == Approx(network).epsilon(1e-12));
+    CHECK(v.nvlink_bytes == Approx(nvlink).epsilon(1e-12));
+    // NIC: 25.7 MB at 48 GB/s = 535.9 us, against NVLink: 58.7 MB at 370 GB/s = 158.7 us.
+    const double expected = std::max(g.intra.alpha_s + nvlink / 370e9, g.inter.alpha_s + network / 48e9);
+    CHECK(network / 48e9 == Approx(535.9e-6).epsilon(1e-4));
+    const IterationCosts ic = iteration_costs(k.m, topo, k.j, p, k.prof);
+    CHECK(ic.ep_all_to_all_s == Approx(expected).epsilon(1e-12));
+    CHECK(ic.ep_all_to_all_bytes == Approx(network + nvlink).epsilon(1e-12));
+    CHECK(ic.stages[0].ep_forward_s == Approx(2 * 2 * expected).epsilon(1e-12));
+  }
+  // The same plan with the all-to-all dispatcher: 64 MiB x 8/16 over the NIC, 699 us.
+  p.moe_dispatcher = MoeDispatcher::alltoall;
+  const IterationCosts plain = iteration_costs(k.m, topo, k.j, p, k.prof);
+  CHECK(plain.ep_all_to_all_s == Approx(all_to_all_time_s(g, 2 * row)).epsilon(1e-12));
+  CHECK(plain.ep_all_to_all_s > 1.3 * (g.inter.alpha_s + network / 48e9));
+}
+
+TEST_CASE("moe: the chance a token's experts miss a set of experts, against sampling") {
+  // Qwen3-30B-A3B: 128 experts, top-8; 64 on a node (ep 16 over two nodes), 8 on a rank. Drawn
+  // 200000 times with a fixed seed: top_k distinct experts uniformly, as force-balanced routing.
+  std::mt19937 rng(2026);
+  const int trials = 200000;
+  int miss_node = 0, miss_rank = 0;
+  std::vector<int> experts(128);
+  for (int i = 0; i < 128; ++i) experts[static_cast<size_t>(i)] = i;
+  for (int t = 0; t < trials; ++t) {
+    std::shuffle(experts.begin(), experts.end(), rng);
+    const bool node = std::none_of(experts.begin(), experts.begin() + 8, [](int e) { return e < 64; });
+    const bool rank = std::none_of(experts.begin(), experts.begin() + 8, [](int e) { return e < 8; });
+    miss_node += node ? 1 : 0;
+    miss_rank += rank ? 1 : 0;
+  }
+  CHECK(experts_missed_probability(128, 8, 64) == Approx(miss_node / double(trials)).margin(0.002));
+  CHECK(experts_missed_probability(128, 8, 8) == Approx(miss_rank / double(trials)).margin(0.005));
+  // Bounds: no expert given misses always; every expert given never misses.
+  CHECK(experts_missed_probability(128, 8, 0) == 1.0);
+  CHECK(experts_missed_probability(128, 8, 128) == 0.0);
 }
 
 TEST_CASE("moe: experts' parameters divide by ep, their optimizer state by edp") {

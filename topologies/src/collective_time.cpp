@@ -73,8 +73,15 @@ double time_with(const GroupCost& g, Collective op, double bytes, Algorithm algo
 double all_to_all_time_s(const GroupCost& g, double bytes) {
   if (g.size <= 1 || bytes <= 0) return 0;
   const double n = static_cast<double>(g.size), k = static_cast<double>(g.per_node);
-  const double intra = k > 1 ? g.intra.alpha_s + bytes * (k - 1) / (n * g.intra.bandwidth_bytes_per_s) : 0;
-  const double inter = g.nodes > 1 ? g.inter.alpha_s + bytes * (n - k) / (n * g.inter.bandwidth_bytes_per_s) : 0;
+  return two_level_exchange_time_s(g, bytes * (k - 1) / n, g.nodes > 1 ? bytes * (n - k) / n : 0);
+}
+
+double two_level_exchange_time_s(const GroupCost& g, double intra_bytes, double inter_bytes) {
+  if (g.size <= 1) return 0;
+  const double intra = g.per_node > 1 && intra_bytes > 0
+                           ? g.intra.alpha_s + intra_bytes / g.intra.bandwidth_bytes_per_s : 0;
+  const double inter = g.nodes > 1 && inter_bytes > 0
+                           ? g.inter.alpha_s + inter_bytes / g.inter.bandwidth_bytes_per_s : 0;
   return std::max(intra, inter);
 }
 

@@ -136,6 +136,8 @@ struct StackCapabilities {
   bool expert_tensor_parallel = false;
   // The ZeRO stages the stack runs with expert parallelism (ep > 1); empty: all of zero_stages.
   std::vector<int64_t> expert_parallel_zero;
+  // The token dispatchers the stack runs with expert parallelism (PlanSpec::moe_dispatcher).
+  std::vector<MoeDispatcher> moe_dispatchers{MoeDispatcher::alltoall};
   std::string moe_refusal;
   // The launch `parallax export` writes for this stack's plans; none: Parallax writes none.
   Exporter exporter = Exporter::none;

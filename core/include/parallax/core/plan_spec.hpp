@@ -9,6 +9,15 @@ namespace parallax {
 
 enum class Recompute { none, selective, full };
 enum class Schedule { gpipe, one_f_one_b, interleaved };
+// How a mixture-of-experts layer moves its tokens to the expert-parallel ranks (Megatron-Core's
+// --moe-token-dispatcher-type and --moe-flex-dispatcher-backend):
+//   alltoall  MoEAlltoAllTokenDispatcher: each token's row copied once per chosen expert, then one
+//             NCCL all-to-all-v over the ep group (a rank holding two of its experts gets it twice);
+//   deepep    flex dispatcher with DeepEP, hybridep flex dispatcher with HybridEP: a token crosses
+//             the network once per node that holds any of its experts and reaches each rank that
+//             needs it once, over NVLink from that node's receiving rank (DeepEP csrc/kernels/
+//             internode.cu, SourceMeta: one RDMA copy per node with a bitmask of its NVLink ranks).
+enum class MoeDispatcher { alltoall, deepep, hybridep };
 
 struct PlanSpec {
   int64_t tp = 1;
@@ -24,6 +33,7 @@ struct PlanSpec {
   // the edp = tp * cp * dp / (etp * ep) ranks that hold the same experts reduce their gradients.
   int64_t ep = 1;
   int64_t etp = 0;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;  // with ep > 1
   int64_t vpp = 1;  // virtual stages (model chunks) per pipeline rank; > 1 only with interleaved
   // Interleaved only: micro-batches each virtual stage runs before the next chunk's turn
   // (Megatron-Core's --microbatch-group-size-per-virtual-pipeline-stage); 0 = pp, its default.
@@ -91,6 +101,9 @@ inline std::vector<int64_t> stage_layer_ids(int64_t layers, const PlanSpec& p, i
 
 const char* to_string(Recompute r);
 const char* to_string(Schedule s);
+const char* to_string(MoeDispatcher d);
+// A dispatcher that sends a token once per destination node and rank (deepep, hybridep).
+inline bool deduplicating(MoeDispatcher d) { return d != MoeDispatcher::alltoall; }
 // True when order names tp, dp and pp (and optionally cp) once each, joined by '-'.
 bool is_valid_order(const std::string& order);
 // The order with cp placed right after tp when cp > 1 and the order does not name it.

@@ -64,7 +64,8 @@ struct IterationCosts {
   std::vector<double> dp_exposed_s;
   std::vector<double> optimizer_s;  // per stage
   // Mixture of experts: one dispatch all-to-all of one MoE layer and micro-batch on the slowest
-  // expert-parallel group of any stage, and its nccl-tests size per rank (0 without ep).
+  // expert-parallel group of any stage, and its nccl-tests size per rank (0 without ep); with a
+  // deduplicating dispatcher (deepep, hybridep) the bytes one rank sends (moe_dispatch_volume).
   double ep_all_to_all_s = 0;
   double ep_all_to_all_bytes = 0;
   double peak_flops_per_s = 0;      // dense peak of the job's dtype

@@ -73,6 +73,7 @@ struct ShardShape {
   int64_t ep = 1;
   int64_t etp = 1;
   double moe_imbalance = 1;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
 };
 
 // The matmuls of one layer's forward as a PyTorch model issues them (q, k, v, o, then the FFN's
@@ -122,8 +123,32 @@ struct MoeLayerComm {
   // the imbalance (the busiest rank's share bounds the exchange).
   double a2a_bytes = 0;
   double etp_bytes = 0;  // all-gather output / reduce-scatter input over etp (0 with etp 1)
+  // What a deduplicating dispatcher (deepep, hybridep) needs: one row of h per routed token
+  // (imbalance included), the experts and how many each token chooses.
+  MoeDispatcher dispatcher = MoeDispatcher::alltoall;
+  double token_bytes = 0;
+  double experts = 0, top_k = 0;
 };
 MoeLayerComm moe_layer_comm(const ModelSpec& m, const ShardShape& s);
+
+// Bytes one rank sends in one dispatch (or combine) over an expert-parallel group of `ranks`
+// members, `per_node` on each of `nodes` nodes:
+//   alltoall: top_k rows per token, (per_node - 1) / ranks of them to the rank's node peers and
+//     (ranks - per_node) / ranks to other nodes (all_to_all_time_s);
+//   deepep, hybridep: one row per token and node that holds any of its experts, other than the
+//     rank's own, over the network, and one per rank that holds any of them over NVLink except
+//     where that rank is the node's receiving rank itself (1 in per_node):
+//       network = token_bytes (nodes - 1) (1 - P(E per_node / ranks)),
+//       NVLink  = token_bytes ranks (1 - P(E / ranks)) (per_node - 1) / per_node,
+//     P(q) = C(E - q, top_k) / C(E, top_k), the chance that none of a token's top_k experts
+//     (uniformly chosen, as force-balanced routing makes them) is among q given ones.
+struct MoeDispatchVolume {
+  double nvlink_bytes = 0;
+  double network_bytes = 0;
+};
+MoeDispatchVolume moe_dispatch_volume(const MoeLayerComm& c, int64_t ranks, int64_t per_node, int64_t nodes);
+// P(q) above: none of top_k distinct experts drawn from `experts` falls among q given ones.
+double experts_missed_probability(double experts, double top_k, double q);
 // Embedding on the first stage; final norm, logits and cross-entropy on the last.
 std::vector<Op> embedding_ops(const ModelSpec& m, const ShardShape& s);
 std::vector<CommOp> embedding_comm(const ModelSpec& m, const ShardShape& s);

@@ -69,6 +69,11 @@ inline double p2p_time_s(const P2pCost& c, double bytes) {
 // ring's; the two run at once, each paying one step latency:
 //   t = max(alpha_intra + bytes (k - 1) / (n B_intra),  alpha_inter + bytes (n - k) / (n B_inter)).
 double all_to_all_time_s(const GroupCost& g, double bytes);
+// An exchange in which each member sends intra_bytes to peers on its node and inter_bytes to
+// peers on other nodes, the two at once, each paying one step latency (all_to_all_time_s is the
+// uniform case; a deduplicating MoE dispatcher sends other amounts):
+//   t = max(alpha_intra + intra_bytes / B_intra,  alpha_inter + inter_bytes / B_inter).
+double two_level_exchange_time_s(const GroupCost& g, double intra_bytes, double inter_bytes);
 
 // Analyses groups of GPUs that run the same collective at the same time: each group's cost with
 // the link sharing of all of them. Each group lists distinct GPU ids in ring (rank) order.

@@ -32,14 +32,20 @@ namespace {
 // The winner's expert-parallel traffic: one dispatch all-to-all and what all of them add.
 std::string all_to_all_text(const ModelSpec& m, const RankedPlan& win) {
   const Prediction& pr = win.prediction;
-  char buf[512];
+  char rows[160];
+  if (deduplicating(win.plan.moe_dispatcher))
+    std::snprintf(rows, sizeof rows, "%s: one row of hidden %lld per routed token and node or rank holding any of its experts",
+                  to_string(win.plan.moe_dispatcher), static_cast<long long>(m.hidden));
+  else
+    std::snprintf(rows, sizeof rows, "alltoall: top_k %lld rows of hidden %lld per routed token",
+                  static_cast<long long>(m.moe.top_k), static_cast<long long>(m.hidden));
+  char buf[640];
   std::snprintf(buf, sizeof buf,
                 "expert all-to-all: ep %lld; one dispatch (or combine) of one MoE layer and "
-                "micro-batch sends %.1f MiB per rank (top_k %lld rows of hidden %lld per routed "
-                "token) in %.3f ms on the slowest group; 4 per MoE layer and micro-batch (dispatch "
-                "and combine, forward and backward) on %lld MoE layers: %.3f s of the iteration",
-                static_cast<long long>(win.plan.ep), pr.ep_all_to_all_bytes / 1048576.0,
-                static_cast<long long>(m.moe.top_k), static_cast<long long>(m.hidden),
+                "micro-batch sends %.1f MiB per rank (%s) in %.3f ms on the slowest group; 4 per "
+                "MoE layer and micro-batch (dispatch and combine, forward and backward) on %lld MoE "
+                "layers: %.3f s of the iteration",
+                static_cast<long long>(win.plan.ep), pr.ep_all_to_all_bytes / 1048576.0, rows,
                 pr.ep_all_to_all_s * 1e3, static_cast<long long>(m.moe_layers()), pr.time.ep_comm_s);
   return buf;
 }

@@ -45,6 +45,10 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
       ->capture_default_str();
   app.add_option("--etp", o.etp, "expert tensor-parallel size (0: tp, Megatron-Core's default)")
       ->capture_default_str();
+  app.add_option("--moe-dispatcher", o.moe_dispatcher,
+                 "MoE token dispatcher: alltoall (one copy per chosen expert, NCCL all-to-all) or the "
+                 "flex dispatcher's deepep / hybridep (one copy per node, then per rank)")
+      ->capture_default_str();
   // The defaults of --gpus, --tp, --pp and --global-batch are MT-NLG 530B's published plan, the
   // default model's; another --model takes the whole cluster, tp 1, pp 1 and one micro-batch per
   // data-parallel rank for the ones left out.

@@ -22,6 +22,7 @@ std::string flag_for_path(const std::string& path) {
       {"$.plan.cp", "--cp"},
       {"$.plan.ep", "--ep"},
       {"$.plan.etp", "--etp"},
+      {"$.plan.moe_dispatcher", "--moe-dispatcher"},
       {"$.plan.dp", "--gpus"},
       {"$.plan.vpp", "--vpp"},
       {"$.plan.microbatch_group", "--microbatch-group"},
@@ -146,6 +147,8 @@ Resolved resolve(const PlanOptions& o) {
                                                          0, Limits::max_layers)},
                          {"order", o.order}};
   if (!o.schedule.empty()) plan["schedule"] = o.schedule;
+  // alltoall, the default, is left out, as plan files leave it out.
+  if (o.moe_dispatcher != "alltoall") plan["moe_dispatcher"] = o.moe_dispatcher;
   // 0, the default, means tp (Megatron-Core's): left out, as plan files leave it out.
   if (const int64_t etp = parse_int("--etp", o.etp, 0, Limits::max_gpus); etp > 0) plan["etp"] = etp;
   // 0, the default, means pp: left out, as plan files leave it out.

@@ -25,6 +25,7 @@ struct PlanOptions {
   std::string cp = "1";  // context-parallel size
   std::string ep = "1";   // expert-parallel size (mixture-of-experts models)
   std::string etp = "0";  // expert tensor-parallel size; 0 = tp
+  std::string moe_dispatcher = "alltoall";  // MoE token dispatcher: alltoall | deepep | hybridep
   std::string vpp = "1";
   std::string microbatch_group = "0";  // interleaved: micro-batches per group; 0 = pp
   std::string mbs = "1";

@@ -39,8 +39,13 @@ void add_flags(std::vector<std::string>& a, const ModelSpec& m, const PlanSpec& 
   add(a, "--moe-ffn-hidden-size", x.expert_ffn_hidden);
   add(a, "--expert-model-parallel-size", p.ep);
   add(a, "--expert-tensor-parallel-size", expert_tp(p));
-  a.insert(a.end(), {"--moe-grouped-gemm", "--moe-token-dispatcher-type", "alltoall",
-                     "--moe-router-score-function", x.router == Router::sigmoid ? "sigmoid" : "softmax"});
+  // The plan's dispatcher: alltoall, or the flex dispatcher with its backend.
+  if (deduplicating(p.moe_dispatcher))
+    a.insert(a.end(), {"--moe-grouped-gemm", "--moe-token-dispatcher-type", "flex",
+                       "--moe-flex-dispatcher-backend", to_string(p.moe_dispatcher)});
+  else
+    a.insert(a.end(), {"--moe-grouped-gemm", "--moe-token-dispatcher-type", "alltoall"});
+  a.insert(a.end(), {"--moe-router-score-function", x.router == Router::sigmoid ? "sigmoid" : "softmax"});
   if (x.aux_loss_coeff > 0)
     a.insert(a.end(), {"--moe-router-load-balancing-type", "aux_loss", "--moe-aux-loss-coeff",
                        number_text(x.aux_loss_coeff)});
@@ -72,6 +77,8 @@ bool read_flag(const std::string& a, const std::function<std::string()>& value, 
   else if (a == "--moe-router-score-function") f.router = value();
   else if (a == "--moe-router-load-balancing-type") f.load_balancing = value();
   else if (a == "--moe-token-dispatcher-type") f.dispatcher = value();
+  else if (a == "--moe-flex-dispatcher-backend") f.flex_backend = value();
+  else if (a == "--moe-enable-deepep") f.enable_deepep = true;
   else if (a == "--moe-aux-loss-coeff") f.aux_loss_coeff = to_number(a, value());
   else if (a == "--moe-expert-capacity-factor") f.capacity_factor = to_number(a, value());
   else if (a == "--moe-grouped-gemm" || a == "--moe-permute-fusion" || a == "--moe-router-fusion" ||
@@ -131,7 +138,19 @@ void apply(const Flags& f, ModelSpec& m, PlanSpec& p) {
   }
   if (f.ep > 1 && f.dispatcher != "alltoall" && f.dispatcher != "flex")
     refuse("--moe-token-dispatcher-type", "Parallax costs the all-to-all token dispatcher (alltoall, or flex "
-           "with DeepEP); Megatron-LM's default is allgather (got \"" + f.dispatcher + "\")");
+           "with DeepEP or HybridEP); Megatron-LM's default is allgather (got \"" + f.dispatcher + "\")");
+  // Megatron-Core's own rules (transformer_config.py __post_init__): --moe-enable-deepep needs the
+  // flex dispatcher and means the deepep backend.
+  if (f.enable_deepep && f.dispatcher != "flex")
+    refuse("--moe-enable-deepep", "needs --moe-token-dispatcher-type flex (got \"" + f.dispatcher + "\")");
+  if (f.enable_deepep && f.flex_backend != "deepep")
+    refuse("--moe-enable-deepep", "selects the deepep backend; --moe-flex-dispatcher-backend says \"" +
+                                      f.flex_backend + "\"");
+  if (f.dispatcher == "flex" && f.flex_backend != "deepep" && f.flex_backend != "hybridep")
+    refuse("--moe-flex-dispatcher-backend", "Parallax costs deepep and hybridep (got \"" + f.flex_backend + "\")");
+  p.moe_dispatcher = f.ep > 1 && f.dispatcher == "flex"
+                         ? (f.flex_backend == "hybridep" ? MoeDispatcher::hybridep : MoeDispatcher::deepep)
+                         : MoeDispatcher::alltoall;
   if (f.load_balancing != "aux_loss" && f.load_balancing != "none")
     refuse("--moe-router-load-balancing-type", "Parallax models aux_loss or none (got \"" + f.load_balancing + "\")");
   if (f.router != "softmax" && f.router != "sigmoid")

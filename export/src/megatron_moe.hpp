@@ -20,6 +20,8 @@ struct Flags {
   int64_t shared_ffn_hidden = 0;  // --moe-shared-expert-intermediate-size: all shared experts
   std::string layer_freq;         // --moe-layer-freq as written (an integer or a list)
   std::string router = "softmax", load_balancing = "aux_loss", dispatcher = "allgather";
+  std::string flex_backend = "deepep";  // --moe-flex-dispatcher-backend, Megatron-Core's default
+  bool enable_deepep = false;           // --moe-enable-deepep (deprecated spelling of deepep)
   double aux_loss_coeff = 0, capacity_factor = 0;
   bool seen = false;  // any MoE flag at all
 };

@@ -581,6 +581,49 @@ TEST_CASE("Megatron-Core's MoE flags round-trip to the same plan and experts") {
   CHECK_THROWS_AS(parse_megatron_args(a, mixtral), InputError);
 }
 
+// The flex dispatcher as Megatron-Bridge's H100 Qwen3 recipe runs it (moe_token_dispatcher_type
+// "flex", moe_flex_dispatcher_backend "hybridep"); Megatron-Core's own rules (transformer_config.py
+// __post_init__) on --moe-enable-deepep, and a backend Parallax does not cost, are refused.
+TEST_CASE("the flex token dispatcher exports with its backend and parses back") {
+  using test::PlanBuilder;
+  for (MoeDispatcher d : {MoeDispatcher::alltoall, MoeDispatcher::deepep, MoeDispatcher::hybridep}) {
+    PlanFile qwen = plan_file("qwen3-30b-a3b", 16, 512, PlanBuilder(1, 1).ep(16));
+    qwen.plan.moe_dispatcher = d;
+    qwen.job.framework = "megatron-core";
+    apply_stack(load_stack("megatron-core"), qwen.job);
+    INFO(to_string(d));
+    const std::string text = megatron_args_text(qwen);
+    const bool flex = d != MoeDispatcher::alltoall;
+    CHECK((text.find("--moe-token-dispatcher-type flex") != std::string::npos) == flex);
+    CHECK((text.find(std::string("--moe-flex-dispatcher-backend ") + to_string(d)) != std::string::npos) == flex);
+    PlanFile base = qwen;
+    base.plan.moe_dispatcher = MoeDispatcher::alltoall;
+    CHECK(parse_megatron_args(split_args(text), base).plan == qwen.plan);
+  }
+  PlanFile qwen = plan_file("qwen3-30b-a3b", 16, 512, PlanBuilder(1, 1).ep(16));
+  qwen.job.framework = "megatron-core";
+  apply_stack(load_stack("megatron-core"), qwen.job);
+  std::vector<std::string> a = megatron_args(qwen);
+  // The deprecated spelling: flex with --moe-enable-deepep is the deepep backend.
+  const auto disp = std::find(a.begin(), a.end(), "--moe-token-dispatcher-type");
+  REQUIRE(disp != a.end());
+  *(disp + 1) = "flex";
+  std::vector<std::string> deepep = a;
+  deepep.push_back("--moe-enable-deepep");
+  CHECK(parse_megatron_args(deepep, qwen).plan.moe_dispatcher == MoeDispatcher::deepep);
+  // Without flex, or beside another backend, Megatron-Core raises; so does Parallax.
+  std::vector<std::string> bad = deepep;
+  *(std::find(bad.begin(), bad.end(), "--moe-token-dispatcher-type") + 1) = "alltoall";
+  CHECK_THROWS_WITH(parse_megatron_args(bad, qwen), Catch::Contains("--moe-enable-deepep") && Catch::Contains("flex"));
+  bad = deepep;
+  bad.insert(bad.end(), {"--moe-flex-dispatcher-backend", "hybridep"});
+  CHECK_THROWS_WITH(parse_megatron_args(bad, qwen), Catch::Contains("--moe-enable-deepep"));
+  bad = a;
+  bad.insert(bad.end(), {"--moe-flex-dispatcher-backend", "ncclep"});
+  CHECK_THROWS_WITH(parse_megatron_args(bad, qwen),
+                    Catch::Contains("--moe-flex-dispatcher-backend") && Catch::Contains("ncclep"));
+}
+
 // Qwen3 runs heads 128 wide on hidden 2048 (32 heads: hidden / heads would be 64). Megatron-LM and
 // Megatron-DeepSpeed say so with --kv-channels (arguments.py: kv_channels defaults to
 // hidden_size // num_attention_heads); a model of default-width heads writes no flag.

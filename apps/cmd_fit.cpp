@@ -55,6 +55,9 @@ void run_fit(const FitArgs& a) {
   std::cout << "profile " << p.name << ": " << fit.rows_used.size() << " rows; curve fitted: "
             << fit.curve_fitted << "\n  e_max " << p.gemm_curve_e_max << "  d_half "
             << p.gemm_curve_d_half << "  memory-bound " << p.memory_bound_efficiency << "\n";
+  if (!fit.rows_not_fitted.empty())
+    std::cout << "  " << fit.rows_not_fitted.size()
+              << " mixture-of-experts rows predicted with the profile, not fitted (validate judges them)\n";
   TextTable t({"stack", "scale", "rows"});
   for (const auto& [k, s] : p.frameworks) {
     const auto it = fit.stacks.find(k);

@@ -34,6 +34,8 @@ struct StackFit {
 struct ProfileFit {
   EfficiencyProfile profile;
   std::vector<std::string> rows_used;
+  // Rows of mixture-of-experts models: predicted with the profile, never fitted (fit_profile).
+  std::vector<std::string> rows_not_fitted;
   std::string curve_fitted;  // "e_max, d_half and memory efficiency", "e_max", or "none"
   std::map<std::string, StackFit> stacks;
   ErrorSummary in_sample;

@@ -154,6 +154,8 @@ def check_file(path, ids, problems):
             if k in plan and not (positive_int(plan[k]) or unpublished(plan[k]) or
                                   (plan[k] == "n/a" and k in ("cp", "ep", "vpp"))):
                 bad(f"{at}.plan.{k}", f"must be a positive integer, unpublished or (cp, ep, vpp) n/a (got {plan[k]!r})")
+        if "moe_dispatcher" in plan and plan["moe_dispatcher"] not in ("alltoall", "deepep", "hybridep"):
+            bad(f"{at}.plan.moe_dispatcher", f"must be alltoall, deepep or hybridep (got {plan['moe_dispatcher']!r})")
         dims = [plan.get(k, 1) for k in ["tp", "pp", "dp", "cp"]]
         if all(positive_int(d) for d in dims) and positive_int(r.get("gpus")):
             prod = dims[0] * dims[1] * dims[2] * dims[3]

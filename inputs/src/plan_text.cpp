@@ -8,6 +8,7 @@ std::string plan_line(const PlanSpec& p) {
                   " pp=" + std::to_string(p.pp) + " dp=" + std::to_string(p.dp);
   if (p.ep > 1) s += " ep=" + std::to_string(p.ep);
   if (p.etp != 0) s += " etp=" + std::to_string(p.etp);
+  if (p.moe_dispatcher != MoeDispatcher::alltoall) s += std::string(" dispatcher=") + to_string(p.moe_dispatcher);
   if (p.vpp > 1) s += " vpp=" + std::to_string(p.vpp);
   if (p.microbatch_group != 0) s += " group=" + std::to_string(p.microbatch_group);
   if (p.first_stage_layers > 0) s += " first=" + std::to_string(p.first_stage_layers);

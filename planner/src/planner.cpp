@@ -135,6 +135,7 @@ std::string explain_difference(const RankedPlan& a, const RankedPlan& b) {
   diff("dp", std::to_string(p.dp), std::to_string(q.dp));
   diff("ep", std::to_string(p.ep), std::to_string(q.ep));
   diff("etp", std::to_string(expert_tp(p)), std::to_string(expert_tp(q)));
+  diff("dispatcher", to_string(p.moe_dispatcher), to_string(q.moe_dispatcher));
   diff("vpp", std::to_string(p.vpp), std::to_string(q.vpp));
   diff("micro-batch", std::to_string(p.micro_batch), std::to_string(q.micro_batch));
   diff("schedule", to_string(p.schedule), to_string(q.schedule));

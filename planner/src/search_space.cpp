@@ -101,6 +101,21 @@ std::vector<std::pair<int64_t, int64_t>> expert_sizes(const ModelSpec& m, int64_
   return out;
 }
 
+// The token dispatchers to try with expert parallelism: alltoall, and one deduplicating
+// dispatcher when the stack runs one (deepep and hybridep cost the same: hybridep, Megatron-Core's
+// choice for Megatron-Bridge's current recipes, when both are listed).
+std::vector<MoeDispatcher> dispatchers(int64_t ep, const JobSpec& j) {
+  std::vector<MoeDispatcher> out{MoeDispatcher::alltoall};
+  if (ep <= 1) return out;
+  const auto& listed = j.capabilities.moe_dispatchers;
+  for (MoeDispatcher d : {MoeDispatcher::hybridep, MoeDispatcher::deepep})
+    if (std::find(listed.begin(), listed.end(), d) != listed.end()) {
+      out.push_back(d);
+      break;
+    }
+  return out;
+}
+
 }  // namespace
 
 const char* to_string(RejectReason r) {
@@ -251,11 +266,13 @@ Candidates enumerate_plans(const ModelSpec& m, const ClusterSpec& c, const JobSp
                     std::find(o.sp_values.begin(), o.sp_values.end(), sp == 1) == o.sp_values.end())
                   continue;
                 for (const auto& [ep, etp] : expert_sizes(m, tp * cp * dp, tp, o))
+                for (MoeDispatcher disp : dispatchers(ep, j))
                 for (int64_t z : o.zero) {
                   if (dp * cp == 1 && z > 0) continue;  // nothing to shard
                   PlanSpec p = base;
                   p.ep = ep;
                   p.etp = etp;
+                  p.moe_dispatcher = disp;
                   p.schedule = sched;
                   p.vpp = vpp;
                   // Megatron-Core runs m not divisible by pp in larger micro-batch groups.

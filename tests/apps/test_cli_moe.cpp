@@ -95,13 +95,51 @@ TEST_CASE("MoE: the Megatron-LM launch carries Megatron-Core's MoE flags") {
   // one shared expert of 2048, sigmoid scores, the first three layers dense.
   for (const char* flag : {"--num-experts 256", "--moe-router-topk 8", "--moe-ffn-hidden-size 2048",
                            "--moe-shared-expert-intermediate-size 2048", "--moe-router-score-function sigmoid",
-                           "--moe-grouped-gemm", "--moe-token-dispatcher-type alltoall",
-                           "--moe-layer-freq [0,0,0,1,1,"}) {
+                           "--moe-grouped-gemm", "--moe-layer-freq [0,0,0,1,1,"}) {
     INFO(flag);
     CHECK(ex.out.find(flag) != std::string::npos);
   }
   const int64_t ep = plan["plan"].value("ep", 1);
   CHECK(ex.out.find("--expert-model-parallel-size " + std::to_string(ep)) != std::string::npos);
+  // The plan's token dispatcher: alltoall, or the flex dispatcher with its backend.
+  const std::string dispatcher = plan["plan"].value("moe_dispatcher", std::string("alltoall"));
+  if (dispatcher == "alltoall") {
+    CHECK(ex.out.find("--moe-token-dispatcher-type alltoall") != std::string::npos);
+  } else {
+    CHECK(ex.out.find("--moe-token-dispatcher-type flex") != std::string::npos);
+    CHECK(ex.out.find("--moe-flex-dispatcher-backend " + dispatcher) != std::string::npos);
+  }
+}
+
+// Qwen3-30B-A3B at ep 16 over two DGX H100 nodes (Megatron-Bridge's H100 recipe): HybridEP sends a
+// token over the network once if any of its 8 experts sits on the other node's 64, probability
+// 1 - P, P = C(64, 8) / C(128, 8); the alltoall dispatcher sends 8 rows, half of them to the other
+// node. Both run at the NIC's bandwidth, so one dispatch takes 4 / (1 - P) times as long with
+// alltoall (the microsecond step latency aside). The planner tries both and takes the faster.
+TEST_CASE("MoE: the flex dispatcher's dispatch across nodes by hand, and the planner takes it") {
+  const std::string job = "--model qwen3-30b-a3b --seq-len 4096 --cluster dgx-h100-superpod --gpus 16 "
+                          "--global-batch 1024 --dtype fp8 --stack megatron-core ";
+  const std::string plan = "--tp 1 --pp 1 --ep 16 --mbs 1 --recompute none --zero 1 --json ";
+  const Result a2a = run("predict " + job + plan + "--moe-dispatcher alltoall");
+  const Result hyb = run("predict " + job + plan + "--moe-dispatcher hybridep");
+  REQUIRE(a2a.code == 0);
+  REQUIRE(hyb.code == 0);
+  double p = 1;
+  for (int i = 0; i < 8; ++i) p *= (64.0 - i) / (128.0 - i);
+  const double t_a2a = nlohmann::json::parse(a2a.out)["ep_all_to_all"]["time_s"].get<double>();
+  const double t_hyb = nlohmann::json::parse(hyb.out)["ep_all_to_all"]["time_s"].get<double>();
+  CHECK(t_a2a / t_hyb == Approx(4 / (1 - p)).epsilon(0.02));
+  // The planner's best plan at ep 16 dispatches with HybridEP, the stack's flex backend.
+  const Result pl = run("plan " + job + "--json --top 200");
+  REQUIRE(pl.code == 0);
+  std::string best_ep16;
+  const auto ranked = nlohmann::json::parse(pl.out);
+  for (const auto& x : ranked["plans"])
+    if (x["plan"].value("ep", 1) == 16) {
+      best_ep16 = x["plan"].value("moe_dispatcher", std::string("alltoall"));
+      break;
+    }
+  CHECK(best_ep16 == "hybridep");
 }
 
 TEST_CASE("presets show output reads back as a model file, its counts checked") {

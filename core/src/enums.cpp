@@ -132,4 +132,10 @@ const char* to_string(MoeDispatcher d) {
   return "?";
 }
 
+std::optional<MoeDispatcher> moe_dispatcher_from(const std::string& name) {
+  for (MoeDispatcher d : {MoeDispatcher::alltoall, MoeDispatcher::deepep, MoeDispatcher::hybridep})
+    if (name == to_string(d)) return d;
+  return std::nullopt;
+}
+
 }  // namespace parallax

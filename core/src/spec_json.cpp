@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <limits>
 #include <vector>
 
@@ -79,7 +80,8 @@ constexpr std::array kPositions{Position::learned, Position::rope, Position::ali
 constexpr std::array kNorms{Norm::layernorm, Norm::rmsnorm};
 constexpr std::array kRecomputes{Recompute::none, Recompute::selective, Recompute::full};
 constexpr std::array kSchedules{Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved};
-constexpr std::array kDispatchers{MoeDispatcher::alltoall, MoeDispatcher::deepep, MoeDispatcher::hybridep};
+// Every spelling moe_dispatcher_from knows, in to_string's order.
+constexpr std::initializer_list<const char*> kDispatcherNames{"alltoall", "deepep", "hybridep"};
 constexpr std::array kExporters{Exporter::none, Exporter::megatron, Exporter::deepspeed,
                                 Exporter::parallax};
 constexpr std::array kParamBytes{ParamBytesConvention::b16, ParamBytesConvention::b18,
@@ -372,8 +374,8 @@ void read_stack_capabilities(JsonObjectReader& r, StackCapabilities& c) {
   if (o.has("expert_parallel_zero")) c.expert_parallel_zero = o.get_int_list("expert_parallel_zero", 0, 3);
   if (o.has("moe_dispatchers")) {
     c.moe_dispatchers.clear();
-    for (const std::string& x : o.get_enum_list("moe_dispatchers", {"alltoall", "deepep", "hybridep"}))
-      c.moe_dispatchers.push_back(enum_from(x, kDispatchers));
+    for (const std::string& x : o.get_enum_list("moe_dispatchers", kDispatcherNames))
+      c.moe_dispatchers.push_back(*moe_dispatcher_from(x));
     if (!c.expert_parallel) o.fail("moe_dispatchers", "needs \"expert_parallel\": true");
   }
   c.moe_refusal = o.get_string_or("moe_refusal", "");
@@ -452,6 +454,11 @@ StackSpec read_stack(JsonObjectReader& r) {
   return s;
 }
 
+MoeDispatcher read_moe_dispatcher(JsonObjectReader& r, const std::string& key) {
+  // get_enum_or refused any other spelling, so moe_dispatcher_from always finds one.
+  return *moe_dispatcher_from(r.get_enum_or(key, kDispatcherNames, "alltoall"));
+}
+
 PlanSpec read_plan(JsonObjectReader& r) {
   expect_keys(r, {"tp", "cp", "pp", "dp", "ep", "etp", "moe_dispatcher", "vpp", "microbatch_group", "micro_batch", "num_micro_batches",
                   "sequence_parallel", "recompute", "recompute_layers", "zero", "schedule", "order",
@@ -463,8 +470,7 @@ PlanSpec read_plan(JsonObjectReader& r) {
   p.dp = r.get_int("dp", 1, Limits::max_gpus);
   p.ep = r.get_int_or("ep", 1, Limits::max_gpus, 1);
   p.etp = r.get_int_or("etp", 1, Limits::max_gpus, 0);
-  p.moe_dispatcher = enum_from(r.get_enum_or("moe_dispatcher", {"alltoall", "deepep", "hybridep"}, "alltoall"),
-                               kDispatchers);
+  p.moe_dispatcher = read_moe_dispatcher(r, "moe_dispatcher");
   p.vpp = r.get_int_or("vpp", 1, Limits::max_layers, 1);
   p.microbatch_group = r.get_int_or("microbatch_group", 1, Limits::max_global_batch, 0);
   p.micro_batch = r.get_int("micro_batch", 1, Limits::max_global_batch);

@@ -167,12 +167,7 @@ void read_row_plan(JsonObjectReader& p, PublishedRun& run, std::vector<std::stri
   plan.ep = ep.value_or(1);
   if (p.has("etp")) plan.etp = int_or_unpublished(p, "etp", true).value_or(0);
   // The token dispatcher, as the row's source states it; the stack's default, alltoall, otherwise.
-  if (p.has("moe_dispatcher")) {
-    const std::string d = p.get_enum("moe_dispatcher", {"alltoall", "deepep", "hybridep"});
-    plan.moe_dispatcher = d == "hybridep" ? MoeDispatcher::hybridep
-                          : d == "deepep" ? MoeDispatcher::deepep
-                                          : MoeDispatcher::alltoall;
-  }
+  plan.moe_dispatcher = read_moe_dispatcher(p, "moe_dispatcher");
   const auto mb = int_or_unpublished(p, "micro_batch");
   run.free_micro_batch = !mb;
   plan.micro_batch = mb.value_or(1);

@@ -1,6 +1,7 @@
 // Megatron-Core's MoE flags (megatron/training/arguments.py, _add_moe_args), written and read.
 #include "megatron_moe.hpp"
 
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -146,11 +147,10 @@ void apply(const Flags& f, ModelSpec& m, PlanSpec& p) {
   if (f.enable_deepep && f.flex_backend != "deepep")
     refuse("--moe-enable-deepep", "selects the deepep backend; --moe-flex-dispatcher-backend says \"" +
                                       f.flex_backend + "\"");
-  if (f.dispatcher == "flex" && f.flex_backend != "deepep" && f.flex_backend != "hybridep")
+  const std::optional<MoeDispatcher> backend = moe_dispatcher_from(f.flex_backend);
+  if (f.dispatcher == "flex" && !(backend && deduplicating(*backend)))
     refuse("--moe-flex-dispatcher-backend", "Parallax costs deepep and hybridep (got \"" + f.flex_backend + "\")");
-  p.moe_dispatcher = f.ep > 1 && f.dispatcher == "flex"
-                         ? (f.flex_backend == "hybridep" ? MoeDispatcher::hybridep : MoeDispatcher::deepep)
-                         : MoeDispatcher::alltoall;
+  p.moe_dispatcher = f.ep > 1 && f.dispatcher == "flex" ? *backend : MoeDispatcher::alltoall;
   if (f.load_balancing != "aux_loss" && f.load_balancing != "none")
     refuse("--moe-router-load-balancing-type", "Parallax models aux_loss or none (got \"" + f.load_balancing + "\")");
   if (f.router != "softmax" && f.router != "sigmoid")

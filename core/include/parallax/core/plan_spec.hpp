@@ -2,6 +2,7 @@
 // How a job is split over GPUs. Invariants (checked by validate_plan):
 //   tp * cp * pp * dp == GPUs used;  micro_batch * num_micro_batches * dp == global batch.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,8 @@ inline std::vector<int64_t> stage_layer_ids(int64_t layers, const PlanSpec& p, i
 const char* to_string(Recompute r);
 const char* to_string(Schedule s);
 const char* to_string(MoeDispatcher d);
+// to_string's inverse: the dispatcher a name spells, or nothing for any other name.
+std::optional<MoeDispatcher> moe_dispatcher_from(const std::string& name);
 // A dispatcher that sends a token once per destination node and rank (deepep, hybridep).
 inline bool deduplicating(MoeDispatcher d) { return d != MoeDispatcher::alltoall; }
 // True when order names tp, dp and pp (and optionally cp) once each, joined by '-'.

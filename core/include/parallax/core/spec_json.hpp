@@ -43,6 +43,9 @@ ClusterSpec read_cluster(JsonObjectReader& r);
 JobSpec read_job(JsonObjectReader& r);
 StackSpec read_stack(JsonObjectReader& r);
 PlanSpec read_plan(JsonObjectReader& r);
+// A plan's token dispatcher at `key` (alltoall | deepep | hybridep), alltoall when r has none. The
+// validation corpus reads its rows' dispatcher with it.
+MoeDispatcher read_moe_dispatcher(JsonObjectReader& r, const std::string& key);
 
 nlohmann::json to_json(const ModelSpec& m);
 nlohmann::json to_json(const GpuSpec& g);

@@ -296,13 +296,19 @@ ExpertTraffic expert_traffic(const EfficiencyProfile& pf, const PlanComm& comm, 
   const auto k = static_cast<size_t>(stage);
   if (c.a2a_bytes > 0 && !comm.ep_by_stage.empty())
     for (const GroupCost& g : comm.ep_by_stage[k]) {
-      // The dispatcher's bytes to node peers over NVLink and to other nodes over the NIC, at once
-      // (moe_dispatch_volume; for alltoall this is all_to_all_time_s).
-      const MoeDispatchVolume v = moe_dispatch_volume(c, g.size, g.per_node, g.nodes);
-      const double t = two_level_exchange_time_s(g, v.nvlink_bytes, v.network_bytes);
+      // alltoall: the NCCL all-to-all-v of every routed row. A deduplicating dispatcher: its bytes
+      // to node peers over NVLink and to other nodes over the NIC, at once (moe_dispatch_volume).
+      double t = 0, bytes = c.a2a_bytes;
+      if (deduplicating(c.dispatcher)) {
+        const MoeDispatchVolume v = moe_dispatch_volume(c, g.size, g.per_node, g.nodes);
+        t = two_level_exchange_time_s(g, v.nvlink_bytes, v.network_bytes);
+        bytes = v.nvlink_bytes + v.network_bytes;
+      } else {
+        t = all_to_all_time_s(g, c.a2a_bytes);
+      }
       if (t >= x.all_to_all_s) {
         x.all_to_all_s = t;
-        x.bytes = deduplicating(c.dispatcher) ? v.nvlink_bytes + v.network_bytes : c.a2a_bytes;
+        x.bytes = bytes;
       }
     }
   double etp = 0;

@@ -113,11 +113,6 @@ MoeDispatchVolume moe_dispatch_volume(const MoeLayerComm& c, int64_t ranks, int6
   MoeDispatchVolume v;
   if (ranks <= 1) return v;
   const double n = static_cast<double>(ranks), k = static_cast<double>(per_node);
-  if (!deduplicating(c.dispatcher)) {
-    v.nvlink_bytes = c.a2a_bytes * (k - 1) / n;
-    v.network_bytes = nodes > 1 ? c.a2a_bytes * (n - k) / n : 0;
-    return v;
-  }
   const double node_hit = 1 - experts_missed_probability(c.experts, c.top_k, c.experts * k / n);
   const double rank_hit = 1 - experts_missed_probability(c.experts, c.top_k, c.experts / n);
   v.network_bytes = nodes > 1 ? c.token_bytes * static_cast<double>(nodes - 1) * node_hit : 0;

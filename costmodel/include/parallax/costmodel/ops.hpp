@@ -131,10 +131,9 @@ struct MoeLayerComm {
 };
 MoeLayerComm moe_layer_comm(const ModelSpec& m, const ShardShape& s);
 
-// Bytes one rank sends in one dispatch (or combine) over an expert-parallel group of `ranks`
-// members, `per_node` on each of `nodes` nodes:
-//   alltoall: top_k rows per token, (per_node - 1) / ranks of them to the rank's node peers and
-//     (ranks - per_node) / ranks to other nodes (all_to_all_time_s);
+// Bytes one rank of a deduplicating dispatcher sends in one dispatch (or combine) over an
+// expert-parallel group of `ranks` members, `per_node` on each of `nodes` nodes (the alltoall
+// dispatcher's top_k rows per token are all_to_all_time_s's uniform exchange of a2a_bytes):
 //   deepep, hybridep: one row per token and node that holds any of its experts, other than the
 //     rank's own, over the network, and one per rank that holds any of them over NVLink except
 //     where that rank is the node's receiving rank itself (1 in per_node):

@@ -75,9 +75,16 @@ std::optional<StackRefusal> stack_refusal(const ModelSpec& m, const JobSpec& j, 
   if (m.is_moe() && expert_tp(p) != p.tp && !c.expert_tensor_parallel)
     return refuse("$.plan.etp", "shards the experts over tp as the dense MLP: etp must be 0 or tp " +
                                     n(p.tp) + " (got etp " + n(p.etp) + ")");
-  if (p.ep > 1 && !listed(c.moe_dispatchers, p.moe_dispatcher))
-    return refuse("$.plan.moe_dispatcher", std::string("runs the alltoall token dispatcher only (got ") +
+  if (p.ep > 1 && !listed(c.moe_dispatchers, p.moe_dispatcher)) {
+    // The stack's own list: "the alltoall token dispatcher", "the alltoall and deepep token dispatchers".
+    std::string names;
+    for (size_t i = 0; i < c.moe_dispatchers.size(); ++i)
+      names += std::string(i == 0 ? "" : i + 1 == c.moe_dispatchers.size() ? " and " : ", ") +
+               to_string(c.moe_dispatchers[i]);
+    return refuse("$.plan.moe_dispatcher", "runs the " + names + " token dispatcher" +
+                                               (c.moe_dispatchers.size() > 1 ? "s" : "") + " only (got " +
                                                to_string(p.moe_dispatcher) + ")");
+  }
   if (p.ep > 1 && !c.expert_parallel_zero.empty() && !listed(c.expert_parallel_zero, p.zero))
     return refuse("$.plan.zero", "runs expert parallelism with ZeRO stage " +
                                      n(c.expert_parallel_zero.front()) +

@@ -99,3 +99,29 @@ TEST_CASE("DeepSpeed cuts stages itself: only its balanced split of layers that 
   j.capabilities = load_stack("megatron-lm").capabilities;
   CHECK_FALSE(stack_refusal(m, j, p).has_value());
 }
+
+TEST_CASE("a dispatcher the stack does not list is refused with the stack's own list") {
+  const ModelSpec m = load_model("moe-tiny");
+  JobSpec j;
+  j.framework = "megatron-core";
+  j.capabilities = load_stack("megatron-core").capabilities;
+  PlanSpec p;
+  p.ep = 2;
+  p.moe_dispatcher = MoeDispatcher::hybridep;
+  CHECK_FALSE(stack_refusal(m, j, p).has_value());  // Megatron-Core lists all three
+  // A stack that ran alltoall and DeepEP but not HybridEP (Megatron-Core before HybridEP landed).
+  j.capabilities.moe_dispatchers = {MoeDispatcher::alltoall, MoeDispatcher::deepep};
+  const auto r = stack_refusal(m, j, p);
+  REQUIRE(r.has_value());
+  CHECK(r->path == "$.plan.moe_dispatcher");
+  CHECK(r->rule == "stack \"megatron-core\" runs the alltoall and deepep token dispatchers only (got hybridep)");
+  j.capabilities.moe_dispatchers = {MoeDispatcher::alltoall};
+  CHECK(stack_refusal(m, j, p)->rule == "stack \"megatron-core\" runs the alltoall token dispatcher only (got hybridep)");
+}
+
+TEST_CASE("dispatcher names read back to the dispatcher they spell") {
+  for (MoeDispatcher d : {MoeDispatcher::alltoall, MoeDispatcher::deepep, MoeDispatcher::hybridep})
+    CHECK(moe_dispatcher_from(to_string(d)) == d);
+  CHECK_FALSE(moe_dispatcher_from("ncclep").has_value());  // Megatron-Core's third flex backend
+  CHECK_FALSE(moe_dispatcher_from("flex").has_value());
+}

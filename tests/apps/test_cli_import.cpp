@@ -171,3 +171,40 @@ zero: 1
   CHECK(m.code == 2);
   CHECK(m.err.find("bad.yaml: $: malformed YAML at line 2") != std::string::npos);
 }
+
+TEST_CASE("a recipe's expert keys (ep, etp, moe_dispatcher) give the flags' values") {
+  // Megatron-Bridge's H100 Qwen3-30B-A3B recipe since February 2026: ep 16 over two nodes,
+  // the flex dispatcher with HybridEP.
+  const std::string yaml = temp_file("moe.yaml", R"(model: qwen3-30b-a3b
+cluster: dgx-h100-superpod
+gpus: 16
+global_batch: 1024
+seq_len: 4096
+stack: megatron-core
+dtype: fp8
+recompute: none
+zero: 1
+tp: 1
+pp: 1
+mbs: 1
+ep: 16
+etp: 1
+moe_dispatcher: hybridep
+)");
+  const std::string flags = "predict --model qwen3-30b-a3b --cluster dgx-h100-superpod --gpus 16 --global-batch 1024 "
+                            "--seq-len 4096 --stack megatron-core --dtype fp8 --recompute none --zero 1 --tp 1 --pp 1 --mbs 1 "
+                            "--ep 16 --etp 1";
+  const Result r = run("predict --from-recipe " + yaml);
+  REQUIRE(r.code == 0);
+  const Result f = run(flags + " --moe-dispatcher hybridep");
+  REQUIRE(f.code == 0);
+  CHECK(line_with(r.out, "plan ") == line_with(f.out, "plan "));
+  CHECK(line_with(r.out, "iteration time") == line_with(f.out, "iteration time"));
+  // Without the key the recipe runs the default dispatcher, which sends every routed row: slower.
+  const Result a = run(flags);
+  REQUIRE(a.code == 0);
+  CHECK(line_with(a.out, "iteration time") != line_with(r.out, "iteration time"));
+  const Result bad = run("predict --from-recipe " + temp_file("disp.yaml", "moe_dispatcher: ncclep\n"));
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("disp.yaml: $.moe_dispatcher") != std::string::npos);
+}

@@ -129,8 +129,7 @@ ModelSpec read_model(JsonObjectReader& r) {
   m.heads = r.get_int("heads", 1, Limits::max_heads);
   m.kv_heads = r.get_int_or("kv_heads", 1, Limits::max_heads, m.heads);
   // Stated only where it differs from hidden / heads; the same width stated is the default's.
-  m.kv_channels = r.get_int_or("head_dim", 1, Limits::max_hidden, 0);
-  if (m.kv_channels * m.heads == m.hidden) m.kv_channels = 0;
+  m.set_head_dim(r.get_int_or("head_dim", 1, Limits::max_hidden, 0));
   m.ffn_hidden = r.get_int_or("ffn_hidden", 1, 4 * Limits::max_hidden, 4 * m.hidden);
   m.seq_len = r.get_int("seq_len", 1, Limits::max_seq_len);
   m.vocab = r.get_int("vocab", 1, Limits::max_vocab);

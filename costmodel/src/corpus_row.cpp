@@ -82,7 +82,7 @@ struct Reader {
     if (m.has("head_dim")) {
       const auto v = int_or_unpublished(m, "head_dim");
       if (!v) need("model head_dim unpublished");
-      else if (*v * s.heads != s.hidden) s.kv_channels = *v;
+      else s.set_head_dim(*v);
     }
     experts(m);
     m.finish();

@@ -394,7 +394,7 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
     }
   }
   if (!gqa) m.kv_heads = m.heads;
-  if (m.kv_channels * m.heads == m.hidden) m.kv_channels = 0;  // the default, stated
+  m.set_head_dim(m.kv_channels);  // the default, when stated, kept as 0
   m.moe = MoeSpec{};
   megatron_moe::apply(moe, m, p);
   if (m.position == Position::rope) {

@@ -92,6 +92,9 @@ struct ModelSpec {
   int64_t head_dim() const { return kv_channels > 0 ? kv_channels : hidden / heads; }
   // Whether the heads are wider or narrower than hidden / heads (kv_channels stated and different).
   bool decoupled_head_dim() const { return kv_channels > 0 && kv_channels * heads != hidden; }
+  // A stated head width (hidden and heads already set): hidden / heads is the default and is kept
+  // as 0, so a spec reads back equal whether its source stated the default or not.
+  void set_head_dim(int64_t d) { kv_channels = d * heads == hidden ? 0 : d; }
   bool has_rope_scaling() const { return rope_scaling.factor > 0; }
   bool is_moe() const { return moe.num_experts > 0; }
   // Whether layer l (0-based) has the MoE FFN (MoeSpec's rule); never in a dense model.

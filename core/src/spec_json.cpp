@@ -337,7 +337,7 @@ void read_stack_capabilities(JsonObjectReader& r, StackCapabilities& c) {
                   "microbatch_groups", "context_parallel", "cp_comm_type",
                   "context_parallel_refusal", "context_parallel_within_node", "moe",
                   "expert_parallel", "expert_tensor_parallel", "expert_parallel_zero",
-                  "moe_dispatchers", "moe_refusal", "source"});
+                  "moe_dispatchers", "moe_refusal", "pipeline_split_accounting", "source"});
   if (o.has("zero")) c.zero_stages = o.get_int_list("zero", 0, 3);
   if (o.has("schedules")) {
     c.schedules.clear();
@@ -357,6 +357,7 @@ void read_stack_capabilities(JsonObjectReader& r, StackCapabilities& c) {
   c.uneven_stages = uneven == "none" ? UnevenStages::none
                     : uneven == "deepspeed_balanced" ? UnevenStages::deepspeed_balanced
                                                      : UnevenStages::any;
+  c.pipeline_split_accounting = o.get_bool_or("pipeline_split_accounting", false);
   c.fp8 = o.get_bool_or("fp8", true);
   c.microbatch_groups = o.get_bool_or("microbatch_groups", true);
   c.context_parallel = o.get_bool_or("context_parallel", true);
@@ -461,7 +462,8 @@ MoeDispatcher read_moe_dispatcher(JsonObjectReader& r, const std::string& key) {
 PlanSpec read_plan(JsonObjectReader& r) {
   expect_keys(r, {"tp", "cp", "pp", "dp", "ep", "etp", "moe_dispatcher", "vpp", "microbatch_group", "micro_batch", "num_micro_batches",
                   "sequence_parallel", "recompute", "recompute_layers", "zero", "schedule", "order",
-                  "first_stage_layers", "last_stage_layers"});
+                  "first_stage_layers", "last_stage_layers", "account_for_embedding_in_pipeline_split",
+                  "account_for_loss_in_pipeline_split"});
   PlanSpec p;
   p.tp = r.get_int("tp", 1, Limits::max_gpus);
   p.cp = r.get_int_or("cp", 1, Limits::max_gpus, 1);
@@ -481,6 +483,8 @@ PlanSpec read_plan(JsonObjectReader& r) {
   p.zero = r.get_int_or("zero", 0, 3, 0);
   p.first_stage_layers = r.get_int_or("first_stage_layers", 0, Limits::max_layers, 0);
   p.last_stage_layers = r.get_int_or("last_stage_layers", 0, Limits::max_layers, 0);
+  p.embedding_in_split = r.get_bool_or("account_for_embedding_in_pipeline_split", false);
+  p.loss_in_split = r.get_bool_or("account_for_loss_in_pipeline_split", false);
   p.schedule = enum_from(r.get_enum_or("schedule", {"gpipe", "1f1b", "interleaved"},
                                        p.vpp > 1 ? "interleaved" : "1f1b"),
                          kSchedules);
@@ -608,6 +612,8 @@ json to_json(const PlanSpec& p) {
   if (p.ep != 1) out["ep"] = p.ep;
   if (p.etp != 0) out["etp"] = p.etp;
   if (p.moe_dispatcher != MoeDispatcher::alltoall) out["moe_dispatcher"] = to_string(p.moe_dispatcher);
+  if (p.embedding_in_split) out["account_for_embedding_in_pipeline_split"] = true;
+  if (p.loss_in_split) out["account_for_loss_in_pipeline_split"] = true;
   // 0 means "derive from the batch": left out, so that reading the output gives 0 again.
   if (p.num_micro_batches != 0) out["num_micro_batches"] = p.num_micro_batches;
   // 0 means pp, Megatron's default: left out, so files of plans without groups stay as they were.

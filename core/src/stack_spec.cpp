@@ -95,6 +95,11 @@ std::optional<StackRefusal> stack_refusal(const ModelSpec& m, const JobSpec& j, 
   if (m.kv_heads != m.heads && !c.grouped_query_attention)
     return refuse("$.model.kv_heads", "runs multi-head attention only (kv_heads " +
                                           n(m.kv_heads) + ", heads " + n(m.heads) + ")");
+  if ((p.embedding_in_split || p.loss_in_split) && !c.pipeline_split_accounting)
+    return refuse(p.embedding_in_split ? "$.plan.account_for_embedding_in_pipeline_split"
+                                       : "$.plan.account_for_loss_in_pipeline_split",
+                  "does not count the embedding or the loss as pipeline layers (Megatron-Core's "
+                  "--account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split)");
   const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0;
   const char* uneven_path = p.first_stage_layers > 0 ? "$.plan.first_stage_layers" : "$.plan.last_stage_layers";
   if (uneven && c.uneven_stages == UnevenStages::none)

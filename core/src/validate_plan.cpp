@@ -166,9 +166,38 @@ class PlanChecker {
     divisible("$.plan.tp", "ffn_hidden", m_.ffn_hidden, "tp", p_.tp);
   }
 
+  // Megatron-Core's embedding and loss counted in the pipeline split (get_num_layers_to_build):
+  // layers + 1 (+ 1) over pp stages, and with interleaving over pp x vpp virtual stages, evenly;
+  // Megatron-Core lets the first (last) virtual stage hold the embedding (loss) alone, Parallax
+  // needs a transformer layer in every virtual stage.
+  void check_split_accounting() const {
+    const std::string path = p_.embedding_in_split ? "$.plan.account_for_embedding_in_pipeline_split"
+                                                   : "$.plan.account_for_loss_in_pipeline_split";
+    if (p_.first_stage_layers > 0 || p_.last_stage_layers > 0)
+      fail(path, "does not combine with first_stage_layers or last_stage_layers (Megatron-Core refuses it)");
+    const int64_t counted = m_.layers + p_.embedding_in_split + p_.loss_in_split;
+    const std::string what = "layers (" + n(m_.layers) + ") + " +
+                             (p_.embedding_in_split && p_.loss_in_split ? "2 (embedding and loss)"
+                              : p_.embedding_in_split                  ? "1 (embedding)"
+                                                                       : "1 (loss)") +
+                             " = " + n(counted);
+    const int64_t chunks = product(p_.pp, p_.vpp);
+    if (counted % chunks != 0)
+      fail(path, what + " must be divisible by pp (" + n(p_.pp) + ")" +
+                     (p_.vpp > 1 ? " * vpp (" + n(p_.vpp) + ") = " + n(chunks) : ""));
+    const int64_t per = counted / chunks, e = p_.embedding_in_split, l = p_.loss_in_split;
+    if (chunks == 1 ? per - e - l < 1 : per - e < 1 || per - l < 1)
+      fail(path, what + " over " + n(chunks) + " stages leaves a stage with the " +
+                     (p_.embedding_in_split ? "embedding" : "loss") + " and no transformer layer");
+  }
+
   void check_pipeline_parallel() const {
     const int64_t f = p_.first_stage_layers;
     const int64_t l = p_.last_stage_layers;
+    if (p_.embedding_in_split || p_.loss_in_split) {
+      check_split_accounting();
+      return;
+    }
     if (f == 0 && l == 0) {
       divisible("$.plan.pp", "layers", m_.layers, "pp", p_.pp);
       return;
@@ -232,7 +261,9 @@ class PlanChecker {
     if (p_.pp < 2)
       fail("$.plan.vpp", "vpp (" + n(p_.vpp) + ") > 1 requires pp >= 2 (got pp " + n(p_.pp) + ")");
     const int64_t chunks = product(p_.pp, p_.vpp);
-    if (j_.pipeline.unequal_virtual_stages) {
+    if (p_.embedding_in_split || p_.loss_in_split) {
+      // check_split_accounting divided layers + embedding + loss over the chunks.
+    } else if (j_.pipeline.unequal_virtual_stages) {
       // Virtual stages may differ by a layer; each stage's chunks need a layer each.
       for (int64_t k = 0; k < p_.pp; ++k)
         if (stage_layers(m_.layers, p_, k) < p_.vpp)

@@ -2,6 +2,8 @@
 // each stage and the rules that make a split runnable.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "parallax/core/error.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/core/spec_json.hpp"
@@ -105,6 +107,84 @@ TEST_CASE("uneven splits that do not add up are refused naming the field") {
 TEST_CASE("plan JSON carries the uneven split both ways") {
   const PlanSpec p = uneven(7, 3, 3);
   const nlohmann::json j = to_json(p);
+  JsonObjectReader r(j, "test", "$.plan");
+  CHECK(read_plan(r) == p);
+}
+
+// Megatron-Core's --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-
+// split, as Megatron-Bridge's Qwen3-235B-A22B recipe runs them: 94 layers + embedding + loss = 96
+// over pp 8 x vpp 4 = 32 virtual stages of 3; virtual stage 0 holds the embedding and 2 layers,
+// virtual stage 31 2 layers and the loss (transformer_block.py get_num_layers_to_build).
+TEST_CASE("the embedding and the loss counted in the pipeline split, by hand (Qwen3-235B-A22B)") {
+  PlanSpec p = uneven(8, 0, 0);
+  p.vpp = 4;
+  p.schedule = Schedule::interleaved;
+  p.embedding_in_split = p.loss_in_split = true;
+  CHECK(stage_layers(94, p, 0) == 11);
+  for (int64_t k = 1; k < 7; ++k) CHECK(stage_layers(94, p, k) == 12);
+  CHECK(stage_layers(94, p, 7) == 11);
+  // Stage 0 runs virtual stages 0, 8, 16, 24: layers 0-1, then 3 from 8 x 3 - 1 = 23 on.
+  CHECK(stage_layer_ids(94, p, 0) == std::vector<int64_t>{0, 1, 23, 24, 25, 47, 48, 49, 71, 72, 73});
+  // Stage 7 runs virtual stages 7, 15, 23, 31: the last holds 92 and 93 beside the loss.
+  CHECK(stage_layer_ids(94, p, 7) == std::vector<int64_t>{20, 21, 22, 44, 45, 46, 68, 69, 70, 92, 93});
+  // Every layer on exactly one stage.
+  std::vector<int> seen(94, 0);
+  for (int64_t k = 0; k < 8; ++k)
+    for (int64_t l : stage_layer_ids(94, p, k)) ++seen[static_cast<size_t>(l)];
+  CHECK(std::count(seen.begin(), seen.end(), 1) == 94);
+  // Without interleaving: 96 / 8 = 12 per stage, the first and last 11, consecutive.
+  p.vpp = 1;
+  p.schedule = Schedule::one_f_one_b;
+  CHECK(stage_layer_ids(94, p, 1).front() == 11);
+  CHECK(stage_layer_ids(94, p, 7).back() == 93);
+  // The embedding alone: 97 layers + 1 over pp 2: 48 and 49.
+  p.pp = 2;
+  p.loss_in_split = false;
+  CHECK(stage_layers(97, p, 0) == 48);
+  CHECK(stage_layers(97, p, 1) == 49);
+}
+
+TEST_CASE("the embedding and loss in the split: what Megatron-Core refuses is refused, naming the flag") {
+  const ModelSpec m = load_model("gpt3-175b");  // 96 layers
+  const ClusterSpec c = load_cluster("dgx-a100-superpod");
+  JobSpec j;
+  j.global_batch = 64;
+  j.capabilities.pipeline_split_accounting = true;
+  auto check_with = [&](const PlanSpec& p) { validate_plan(m, c, j, p, p.gpus(), "test"); };
+  PlanSpec p = uneven(2, 0, 0);
+  p.embedding_in_split = p.loss_in_split = true;
+  CHECK_NOTHROW(check_with(p));  // 98 over pp 2: 48 and 48
+  p.vpp = 7;                      // 98 over 14 virtual stages of 7
+  p.schedule = Schedule::interleaved;
+  CHECK_NOTHROW(check_with(p));
+  p.vpp = 2;  // 98 / 4 does not divide
+  CHECK_THROWS_WITH(check_with(p), Catch::Contains("$.plan.account_for_embedding_in_pipeline_split") &&
+                                       Catch::Contains("layers (96) + 2 (embedding and loss) = 98 must be "
+                                                       "divisible by pp (2) * vpp (2) = 4"));
+  p.vpp = 1;
+  p.schedule = Schedule::one_f_one_b;
+  p.pp = 4;  // 98 over 4 stages
+  CHECK_THROWS_WITH(check_with(p), Catch::Contains("= 98 must be divisible by pp (4)"));
+  // Not with a first or last stage of its own (transformer_config.py raises).
+  p = uneven(2, 48, 0);
+  p.loss_in_split = true;
+  CHECK_THROWS_WITH(check_with(p), Catch::Contains("$.plan.account_for_loss_in_pipeline_split") &&
+                                       Catch::Contains("does not combine with first_stage_layers"));
+  // A stack that does not count them (Megatron-LM of 2021, DeepSpeed, TorchTitan).
+  p = uneven(2, 0, 0);
+  p.embedding_in_split = p.loss_in_split = true;
+  j.capabilities.pipeline_split_accounting = false;
+  CHECK_THROWS_WITH(check_with(p), Catch::Contains("does not count the embedding or the loss"));
+  CHECK(load_stack("megatron-core").capabilities.pipeline_split_accounting);
+  CHECK_FALSE(load_stack("megatron-deepspeed").capabilities.pipeline_split_accounting);
+}
+
+TEST_CASE("plan JSON carries the embedding and loss in the split both ways") {
+  PlanSpec p = uneven(2, 0, 0);
+  p.embedding_in_split = true;
+  const nlohmann::json j = to_json(p);
+  CHECK(j.at("account_for_embedding_in_pipeline_split") == true);
+  CHECK_FALSE(j.contains("account_for_loss_in_pipeline_split"));
   JsonObjectReader r(j, "test", "$.plan");
   CHECK(read_plan(r) == p);
 }

@@ -114,6 +114,9 @@ struct StackCapabilities {
   // divide (DeepSpeed's PipelineModule, partition_method type:transformer: every stage
   // ceil(layers / pp) layers from the first, the last what remains).
   UnevenStages uneven_stages = UnevenStages::any;
+  // The embedding and the loss counted as layers of the pipeline split (Megatron-Core's
+  // --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split).
+  bool pipeline_split_accounting = false;
   bool fp8 = true;
   // Interleaved micro-batches in groups other than pp (Megatron-Core's
   // --microbatch-group-size-per-virtual-pipeline-stage).

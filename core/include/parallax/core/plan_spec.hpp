@@ -49,6 +49,13 @@ struct PlanSpec {
   // first and last stage; 0 = the even share. The other stages split the rest evenly.
   int64_t first_stage_layers = 0;
   int64_t last_stage_layers = 0;
+  // Megatron-Core's --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-
+  // split: the embedding (the loss) counts as one layer of the split, so layers + 1 (+ 1) are
+  // divided evenly over pp x vpp virtual stages and the first (last) virtual stage builds one
+  // transformer layer fewer (megatron/core/transformer/transformer_block.py,
+  // get_num_layers_to_build). Not with first/last_stage_layers, as Megatron-Core asserts.
+  bool embedding_in_split = false;
+  bool loss_in_split = false;
   Schedule schedule = Schedule::one_f_one_b;
   std::string order = "tp-dp-pp";  // placement, innermost first (cp right after tp if absent)
 
@@ -75,6 +82,10 @@ inline int64_t microbatch_group_size(const PlanSpec& p) {
 
 // Layers on pipeline stage `stage` of a model with `layers` layers (plan already validated).
 inline int64_t stage_layers(int64_t layers, const PlanSpec& p, int64_t stage) {
+  if (p.embedding_in_split || p.loss_in_split) {
+    const int64_t per = (layers + p.embedding_in_split + p.loss_in_split) / p.pp;
+    return per - (stage == 0 && p.embedding_in_split) - (stage == p.pp - 1 && p.loss_in_split);
+  }
   if (p.first_stage_layers == 0 && p.last_stage_layers == 0) return layers / p.pp;
   if (stage == 0 && p.first_stage_layers > 0) return p.first_stage_layers;
   if (stage == p.pp - 1 && p.last_stage_layers > 0) return p.last_stage_layers;
@@ -87,6 +98,19 @@ inline int64_t stage_layers(int64_t layers, const PlanSpec& p, int64_t stage) {
 // (c pp + stage + 1) x n - 1, n = layers / (pp vpp), as Megatron-LM assigns them.
 inline std::vector<int64_t> stage_layer_ids(int64_t layers, const PlanSpec& p, int64_t stage) {
   std::vector<int64_t> ids;
+  if ((p.embedding_in_split || p.loss_in_split) && p.vpp > 1) {
+    // Virtual stage v = c pp + stage holds n layers from v n on, the embedding (loss) taking the
+    // place of one in the first (last): layers shift down by one after the embedding's stage.
+    const int64_t n = (layers + p.embedding_in_split + p.loss_in_split) / (p.pp * p.vpp);
+    const int64_t last = p.pp * p.vpp - 1;
+    for (int64_t c = 0; c < p.vpp; ++c) {
+      const int64_t v = c * p.pp + stage;
+      const int64_t begin = v * n - (v > 0 && p.embedding_in_split);
+      const int64_t size = n - (v == 0 && p.embedding_in_split) - (v == last && p.loss_in_split);
+      for (int64_t l = 0; l < size; ++l) ids.push_back(begin + l);
+    }
+    return ids;
+  }
   const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0;
   if (p.vpp > 1 && !uneven && layers % (p.pp * p.vpp) == 0) {
     const int64_t n = layers / (p.pp * p.vpp);

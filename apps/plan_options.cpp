@@ -82,6 +82,12 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
   app.add_option("--last-stage-layers", o.last_stage_layers,
                  "layers on the last pipeline stage (0 = the even share)")
       ->capture_default_str();
+  app.add_flag("--account-for-embedding-in-pipeline-split", o.embedding_in_split,
+               "the embedding counts as a layer of the pipeline split: the first (virtual) stage "
+               "runs one layer fewer (Megatron-Core's flag of the same name)");
+  app.add_flag("--account-for-loss-in-pipeline-split", o.loss_in_split,
+               "the loss counts as a layer of the pipeline split: the last (virtual) stage runs one "
+               "layer fewer (Megatron-Core's flag of the same name)");
   app.add_option("--schedule", o.schedule, "gpipe|1f1b|interleaved (default 1f1b; interleaved when vpp > 1)");
   app.add_option("--order", o.order, "rank placement order, innermost first")->capture_default_str();
 }

@@ -34,6 +34,8 @@ std::string flag_for_path(const std::string& path) {
       {"$.plan.zero", "--zero"},
       {"$.plan.first_stage_layers", "--first-stage-layers"},
       {"$.plan.last_stage_layers", "--last-stage-layers"},
+      {"$.plan.account_for_embedding_in_pipeline_split", "--account-for-embedding-in-pipeline-split"},
+      {"$.plan.account_for_loss_in_pipeline_split", "--account-for-loss-in-pipeline-split"},
       {"$.plan.schedule", "--schedule"},
       {"$.plan.order", "--order"},
       {"$.job.global_batch", "--global-batch"},
@@ -147,6 +149,9 @@ Resolved resolve(const PlanOptions& o) {
                                                          0, Limits::max_layers)},
                          {"order", o.order}};
   if (!o.schedule.empty()) plan["schedule"] = o.schedule;
+  // Left out when off, as plan files leave them out.
+  if (o.embedding_in_split) plan["account_for_embedding_in_pipeline_split"] = true;
+  if (o.loss_in_split) plan["account_for_loss_in_pipeline_split"] = true;
   // alltoall, the default, is left out, as plan files leave it out.
   if (o.moe_dispatcher != "alltoall") plan["moe_dispatcher"] = o.moe_dispatcher;
   // 0, the default, means tp (Megatron-Core's): left out, as plan files leave it out.

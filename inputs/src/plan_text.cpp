@@ -13,6 +13,8 @@ std::string plan_line(const PlanSpec& p) {
   if (p.microbatch_group != 0) s += " group=" + std::to_string(p.microbatch_group);
   if (p.first_stage_layers > 0) s += " first=" + std::to_string(p.first_stage_layers);
   if (p.last_stage_layers > 0) s += " last=" + std::to_string(p.last_stage_layers);
+  if (p.embedding_in_split) s += " embedding-in-split";
+  if (p.loss_in_split) s += " loss-in-split";
   s += " mbs=" + std::to_string(p.micro_batch) + " m=" + std::to_string(p.num_micro_batches) +
        " schedule=" + to_string(p.schedule) + " recompute=" + to_string(p.recompute) +
        (p.sequence_parallel ? " sp" : "") + " zero=" + std::to_string(p.zero) +

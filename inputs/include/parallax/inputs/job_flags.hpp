@@ -36,6 +36,9 @@ struct PlanOptions {
   // Uneven pipeline split (Megatron-LM --decoder-first/last-pipeline-num-layers): 0 = even.
   std::string first_stage_layers = "0";
   std::string last_stage_layers = "0";
+  // Megatron-Core's embedding and loss counted as layers of the pipeline split.
+  bool embedding_in_split = false;
+  bool loss_in_split = false;
   std::string schedule;  // default: interleaved when vpp > 1, else 1f1b
   std::string order = "tp-dp-pp";
   std::string dtype = "bf16";

@@ -51,9 +51,13 @@ std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& da
   const PlanSpec& p = f.plan;
   if (p.schedule == Schedule::gpipe) refuse("Megatron-LM runs 1F1B, not GPipe");
   if (m.position == Position::alibi) refuse("Megatron-LM has no ALiBi position embedding");
-  if (p.vpp > 1 && (p.first_stage_layers > 0 || p.last_stage_layers > 0 || m.layers % (p.pp * p.vpp) != 0))
-    refuse("Megatron-LM's virtual pipeline stages hold equal layers (" + std::to_string(m.layers) +
-           " layers over pp " + std::to_string(p.pp) + " x vpp " + std::to_string(p.vpp) + ")");
+  // The layers Megatron-LM divides over the (virtual) stages: the embedding and the loss count when
+  // the plan says so (megatron/training/arguments.py).
+  const int64_t split_layers = m.layers + p.embedding_in_split + p.loss_in_split;
+  if (p.vpp > 1 && (p.first_stage_layers > 0 || p.last_stage_layers > 0 || split_layers % (p.pp * p.vpp) != 0))
+    refuse("Megatron-LM's virtual pipeline stages hold equal layers (" + std::to_string(split_layers) +
+           (split_layers != m.layers ? " layers with the embedding or loss counted" : " layers") +
+           " over pp " + std::to_string(p.pp) + " x vpp " + std::to_string(p.vpp) + ")");
   // What the plan's stack cannot run, as the planner refuses it (its capability table).
   validate_plan(m, f.cluster, f.job, p, f.gpus, "export");
   std::vector<std::string> a;
@@ -69,7 +73,9 @@ std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& da
   }
   if (p.first_stage_layers > 0) add(a, "--decoder-first-pipeline-num-layers", p.first_stage_layers);
   if (p.last_stage_layers > 0) add(a, "--decoder-last-pipeline-num-layers", p.last_stage_layers);
-  if (p.vpp > 1) add(a, "--num-layers-per-virtual-pipeline-stage", m.layers / (p.pp * p.vpp));
+  if (p.embedding_in_split) a.push_back("--account-for-embedding-in-pipeline-split");
+  if (p.loss_in_split) a.push_back("--account-for-loss-in-pipeline-split");
+  if (p.vpp > 1) add(a, "--num-layers-per-virtual-pipeline-stage", split_layers / (p.pp * p.vpp));
   if (p.microbatch_group != 0 && p.microbatch_group != p.pp)
     add(a, "--microbatch-group-size-per-virtual-pipeline-stage", p.microbatch_group);
   if (p.sequence_parallel) a.push_back("--sequence-parallel");
@@ -298,6 +304,8 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
     else if (a == "--decoder-first-pipeline-num-layers") p.first_stage_layers = integer();
     else if (a == "--decoder-last-pipeline-num-layers") p.last_stage_layers = integer();
     else if (a == "--sequence-parallel") p.sequence_parallel = true;
+    else if (a == "--account-for-embedding-in-pipeline-split") p.embedding_in_split = true;
+    else if (a == "--account-for-loss-in-pipeline-split") p.loss_in_split = true;
     else if (a == "--micro-batch-size") p.micro_batch = integer();
     else if (a == "--global-batch-size") f.job.global_batch = integer();
     else if (a == "--recompute-granularity") {
@@ -432,7 +440,7 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
   if (attention_dropout != m.dropout)
     throw InputError("megatron args", "--attention-dropout",
                      "must equal --hidden-dropout: the model has one dropout probability");
-  p.vpp = layers_per_virtual > 0 ? m.layers / (p.pp * layers_per_virtual)
+  p.vpp = layers_per_virtual > 0 ? (m.layers + p.embedding_in_split + p.loss_in_split) / (p.pp * layers_per_virtual)
           : virtual_stages > 0  ? virtual_stages
                                 : 1;
   // Megatron's block recompute counts the layers of each model chunk: vpp chunks per stage.

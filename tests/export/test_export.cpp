@@ -665,3 +665,29 @@ TEST_CASE("heads wider than hidden / heads export as --kv-channels and parse bac
                       Catch::Contains("--kv-channels") && Catch::Contains(rule));
   }
 }
+
+// Megatron-Bridge's Qwen3-235B-A22B recipe: 94 layers + embedding + loss over pp 8 x vpp 4. Megatron-LM
+// derives vpp from --num-layers-per-virtual-pipeline-stage over layers + 2 (arguments.py), so the
+// export writes 96 / 32 = 3, and the parse reads vpp 4 back.
+TEST_CASE("the embedding and loss in the pipeline split export as Megatron-Core's flags and parse back") {
+  using test::PlanBuilder;
+  PlanFile qwen = plan_file("qwen3-235b-a22b", 256, 1024, PlanBuilder(2, 8).interleaved(4).sequence_parallel().ep(32));
+  qwen.plan.etp = 1;
+  qwen.plan.embedding_in_split = qwen.plan.loss_in_split = true;
+  qwen.cluster = load_cluster("dgx-h100-superpod");
+  qwen.job.framework = "megatron-core";
+  apply_stack(load_stack("megatron-core"), qwen.job);
+  REQUIRE(qwen.model.layers == 94);
+  const std::string text = megatron_args_text(qwen);
+  CHECK(text.find("--account-for-embedding-in-pipeline-split") != std::string::npos);
+  CHECK(text.find("--account-for-loss-in-pipeline-split") != std::string::npos);
+  CHECK(text.find("--num-layers-per-virtual-pipeline-stage 3") != std::string::npos);
+  PlanFile base = qwen;
+  base.plan.embedding_in_split = base.plan.loss_in_split = false;
+  base.plan.vpp = 1;
+  CHECK(parse_megatron_args(split_args(text), base).plan == qwen.plan);
+  // Without the flags the same plan cannot be written: 94 layers do not divide over 32 chunks.
+  qwen.plan.loss_in_split = false;
+  CHECK_THROWS_WITH(megatron_args_text(qwen),
+                    Catch::Contains("95 layers with the embedding or loss counted over pp 8 x vpp 4"));
+}

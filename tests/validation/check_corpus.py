@@ -156,6 +156,9 @@ def check_file(path, ids, problems):
                 bad(f"{at}.plan.{k}", f"must be a positive integer, unpublished or (cp, ep, vpp) n/a (got {plan[k]!r})")
         if "moe_dispatcher" in plan and plan["moe_dispatcher"] not in ("alltoall", "deepep", "hybridep"):
             bad(f"{at}.plan.moe_dispatcher", f"must be alltoall, deepep or hybridep (got {plan['moe_dispatcher']!r})")
+        for k in ("account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split"):
+            if k in plan and not isinstance(plan[k], bool):
+                bad(f"{at}.plan.{k}", f"must be true or false (got {plan[k]!r})")
         dims = [plan.get(k, 1) for k in ["tp", "pp", "dp", "cp"]]
         if all(positive_int(d) for d in dims) and positive_int(r.get("gpus")):
             prod = dims[0] * dims[1] * dims[2] * dims[3]

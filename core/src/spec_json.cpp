@@ -459,6 +459,11 @@ MoeDispatcher read_moe_dispatcher(JsonObjectReader& r, const std::string& key) {
   return *moe_dispatcher_from(r.get_enum_or(key, kDispatcherNames, "alltoall"));
 }
 
+void read_split_accounting(JsonObjectReader& r, PlanSpec& p) {
+  p.embedding_in_split = r.get_bool_or("account_for_embedding_in_pipeline_split", false);
+  p.loss_in_split = r.get_bool_or("account_for_loss_in_pipeline_split", false);
+}
+
 PlanSpec read_plan(JsonObjectReader& r) {
   expect_keys(r, {"tp", "cp", "pp", "dp", "ep", "etp", "moe_dispatcher", "vpp", "microbatch_group", "micro_batch", "num_micro_batches",
                   "sequence_parallel", "recompute", "recompute_layers", "zero", "schedule", "order",
@@ -483,8 +488,7 @@ PlanSpec read_plan(JsonObjectReader& r) {
   p.zero = r.get_int_or("zero", 0, 3, 0);
   p.first_stage_layers = r.get_int_or("first_stage_layers", 0, Limits::max_layers, 0);
   p.last_stage_layers = r.get_int_or("last_stage_layers", 0, Limits::max_layers, 0);
-  p.embedding_in_split = r.get_bool_or("account_for_embedding_in_pipeline_split", false);
-  p.loss_in_split = r.get_bool_or("account_for_loss_in_pipeline_split", false);
+  read_split_accounting(r, p);
   p.schedule = enum_from(r.get_enum_or("schedule", {"gpipe", "1f1b", "interleaved"},
                                        p.vpp > 1 ? "interleaved" : "1f1b"),
                          kSchedules);

@@ -32,6 +32,15 @@ bool listed(const std::vector<T>& list, const T& x) {
   return std::find(list.begin(), list.end(), x) != list.end();
 }
 
+// "a", "a or b", "a, b or c": the items joined for a sentence, `last` before the final one.
+template <class T, class Name>
+std::string join_words(const std::vector<T>& items, const char* last, Name name) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i)
+    out += std::string(i == 0 ? "" : i + 1 == items.size() ? last : ", ") + name(items[i]);
+  return out;
+}
+
 }  // namespace
 
 std::optional<StackRefusal> stack_model_refusal(const ModelSpec& m, const JobSpec& j) {
@@ -50,12 +59,9 @@ std::optional<StackRefusal> stack_refusal(const ModelSpec& m, const JobSpec& j, 
     return StackRefusal{path, "stack \"" + j.framework + "\" " + rule};
   };
   auto n = [](int64_t x) { return std::to_string(x); };
-  if (!listed(c.zero_stages, p.zero)) {
-    std::string stages;
-    for (size_t i = 0; i < c.zero_stages.size(); ++i)
-      stages += (i == 0 ? "" : i + 1 == c.zero_stages.size() ? " or " : ", ") + n(c.zero_stages[i]);
-    return refuse("$.plan.zero", "runs ZeRO stage " + stages + " (got " + n(p.zero) + ")");
-  }
+  if (!listed(c.zero_stages, p.zero))
+    return refuse("$.plan.zero", "runs ZeRO stage " + join_words(c.zero_stages, " or ", n) + " (got " +
+                                     n(p.zero) + ")");
   if (!listed(c.schedules, p.schedule))
     return refuse("$.plan.schedule", std::string("has no ") + to_string(p.schedule) + " schedule");
   if (p.microbatch_group != 0 && p.microbatch_group != p.pp && !c.microbatch_groups)
@@ -77,10 +83,8 @@ std::optional<StackRefusal> stack_refusal(const ModelSpec& m, const JobSpec& j, 
                                     n(p.tp) + " (got etp " + n(p.etp) + ")");
   if (p.ep > 1 && !listed(c.moe_dispatchers, p.moe_dispatcher)) {
     // The stack's own list: "the alltoall token dispatcher", "the alltoall and deepep token dispatchers".
-    std::string names;
-    for (size_t i = 0; i < c.moe_dispatchers.size(); ++i)
-      names += std::string(i == 0 ? "" : i + 1 == c.moe_dispatchers.size() ? " and " : ", ") +
-               to_string(c.moe_dispatchers[i]);
+    const std::string names =
+        join_words(c.moe_dispatchers, " and ", [](MoeDispatcher d) { return std::string(to_string(d)); });
     return refuse("$.plan.moe_dispatcher", "runs the " + names + " token dispatcher" +
                                                (c.moe_dispatchers.size() > 1 ? "s" : "") + " only (got " +
                                                to_string(p.moe_dispatcher) + ")");
@@ -96,8 +100,7 @@ std::optional<StackRefusal> stack_refusal(const ModelSpec& m, const JobSpec& j, 
     return refuse("$.model.kv_heads", "runs multi-head attention only (kv_heads " +
                                           n(m.kv_heads) + ", heads " + n(m.heads) + ")");
   if ((p.embedding_in_split || p.loss_in_split) && !c.pipeline_split_accounting)
-    return refuse(p.embedding_in_split ? "$.plan.account_for_embedding_in_pipeline_split"
-                                       : "$.plan.account_for_loss_in_pipeline_split",
+    return refuse(split_accounting_path(p),
                   "does not count the embedding or the loss as pipeline layers (Megatron-Core's "
                   "--account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split)");
   const bool uneven = p.first_stage_layers > 0 || p.last_stage_layers > 0;

@@ -171,8 +171,7 @@ class PlanChecker {
   // Megatron-Core lets the first (last) virtual stage hold the embedding (loss) alone, Parallax
   // needs a transformer layer in every virtual stage.
   void check_split_accounting() const {
-    const std::string path = p_.embedding_in_split ? "$.plan.account_for_embedding_in_pipeline_split"
-                                                   : "$.plan.account_for_loss_in_pipeline_split";
+    const std::string path = split_accounting_path(p_);
     if (p_.first_stage_layers > 0 || p_.last_stage_layers > 0)
       fail(path, "does not combine with first_stage_layers or last_stage_layers (Megatron-Core refuses it)");
     const int64_t counted = m_.layers + p_.embedding_in_split + p_.loss_in_split;

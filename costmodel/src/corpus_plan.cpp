@@ -184,8 +184,7 @@ void read_row_plan(JsonObjectReader& p, PublishedRun& run, std::vector<std::stri
   read_sharding(p, run, reasons);
   read_schedule(p, run, reasons);
   // The embedding and the loss counted in the pipeline split, where the row's recipe says so.
-  plan.embedding_in_split = p.get_bool_or("account_for_embedding_in_pipeline_split", false);
-  plan.loss_in_split = p.get_bool_or("account_for_loss_in_pipeline_split", false);
+  read_split_accounting(p, plan);
   p.finish();
   if (!plan.embedding_in_split && !plan.loss_in_split) uneven_stages(run, reasons);
   interleaved_split(run, reasons);

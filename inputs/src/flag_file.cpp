@@ -45,6 +45,15 @@ const std::map<std::string, Setter>& setters() {
   return s;
 }
 
+// The flags that take no value: true or false in a recipe.
+const std::map<std::string, bool PlanOptions::*>& switches() {
+  static const std::map<std::string, bool PlanOptions::*> s = {
+      {"sp", &PlanOptions::sp},
+      {"account_for_embedding_in_pipeline_split", &PlanOptions::embedding_in_split},
+      {"account_for_loss_in_pipeline_split", &PlanOptions::loss_in_split}};
+  return s;
+}
+
 }  // namespace
 
 YAML::Node load_mapping(const std::string& path) {
@@ -88,12 +97,7 @@ void apply_job_keys(const std::string& path, const YAML::Node& doc, PlanOptions&
     const YAML::Node& v = item.second;
     if (given.count(key) != 0) continue;  // the command line's flag wins
     if (other && other(key, v)) continue;
-    // The flags that take no value: true or false in a recipe.
-    const std::map<std::string, bool PlanOptions::*> switches = {
-        {"sp", &PlanOptions::sp},
-        {"account_for_embedding_in_pipeline_split", &PlanOptions::embedding_in_split},
-        {"account_for_loss_in_pipeline_split", &PlanOptions::loss_in_split}};
-    if (const auto sw = switches.find(key); sw != switches.end()) {
+    if (const auto sw = switches().find(key); sw != switches().end()) {
       if (!v.IsScalar() || (v.Scalar() != "true" && v.Scalar() != "false"))
         throw InputError(path, "$." + key, "must be true or false");
       o.*(sw->second) = v.Scalar() == "true";
@@ -109,7 +113,8 @@ void apply_job_keys(const std::string& path, const YAML::Node& doc, PlanOptions&
                              "tp, pp, mbs, recompute, zero, sp, cp, ep, allow_cross_node_tp, "
                              "allow_all, uneven_pp, max_micro_batch)");
       }
-      std::string known = "sp, account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split";
+      std::string known;
+      for (const auto& [k, s] : switches()) known += (known.empty() ? "" : ", ") + k;
       for (const auto& [k, s] : setters()) known += ", " + k;
       throw InputError(path, "$." + key, "unknown key (the recipe's keys are the flags': " + known + ")");
     }

@@ -80,6 +80,13 @@ inline int64_t microbatch_group_size(const PlanSpec& p) {
   return p.microbatch_group > 0 ? p.microbatch_group : p.pp;
 }
 
+// The plan-file field a refusal of the counted embedding or loss names: the embedding's key when
+// it is counted, the loss's otherwise.
+inline const char* split_accounting_path(const PlanSpec& p) {
+  return p.embedding_in_split ? "$.plan.account_for_embedding_in_pipeline_split"
+                              : "$.plan.account_for_loss_in_pipeline_split";
+}
+
 // Layers on pipeline stage `stage` of a model with `layers` layers (plan already validated).
 inline int64_t stage_layers(int64_t layers, const PlanSpec& p, int64_t stage) {
   if (p.embedding_in_split || p.loss_in_split) {

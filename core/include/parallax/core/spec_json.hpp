@@ -46,6 +46,9 @@ PlanSpec read_plan(JsonObjectReader& r);
 // A plan's token dispatcher at `key` (alltoall | deepep | hybridep), alltoall when r has none. The
 // validation corpus reads its rows' dispatcher with it.
 MoeDispatcher read_moe_dispatcher(JsonObjectReader& r, const std::string& key);
+// A plan's account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split (false
+// when absent) into p; the corpus rows carry them under the same keys.
+void read_split_accounting(JsonObjectReader& r, PlanSpec& p);
 
 nlohmann::json to_json(const ModelSpec& m);
 nlohmann::json to_json(const GpuSpec& g);

@@ -76,8 +76,10 @@ struct Reader {
     else s.norm = m.get_enum("norm", {"layernorm", "rmsnorm"}) == "rmsnorm" ? Norm::rmsnorm : Norm::layernorm;
     if (unpublished(m.raw("tied_embeddings"))) need("model tied_embeddings unpublished");
     else s.tied_embeddings = m.get_bool("tied_embeddings");
-    // Dropout where the source's configuration states it; Megatron-LM's 0.1 otherwise.
+    // Dropout where the source's configuration states it; Megatron-LM's 0.1 otherwise, said aloud:
+    // its masks weigh a byte per activation element, which can decide whether a plan fits.
     if (m.has("dropout")) s.dropout = m.get_number("dropout", 0, Limits::max_dropout);
+    else run.assumed.push_back("dropout unpublished: 0.1, Megatron-LM's default");
     // Heads wider or narrower than hidden / heads (Hugging Face head_dim, Megatron --kv-channels).
     if (m.has("head_dim")) {
       const auto v = int_or_unpublished(m, "head_dim");

@@ -148,6 +148,11 @@ struct Reader {
       run.cluster = grown.cluster;
       if (grown.third_tier_added) run.assumed.push_back("with a third (core) switch tier");
     }
+    const ClusterSpec segmented = with_job_segments(run.cluster, run.gpus, f.path, "$.gpus");
+    if (segmented.name != run.cluster.name)
+      run.assumed.push_back("allocated as " + segmented.name + " (SLURM --segment, as Megatron-Bridge's "
+                            "performance scripts choose it)");
+    run.cluster = segmented;
   }
 
   // The first cluster preset (by name) built of the row's GPU: the cluster a user of that GPU

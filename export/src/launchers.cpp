@@ -1,5 +1,6 @@
 #include "parallax/export/launchers.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 
@@ -26,9 +27,12 @@ int64_t gpus_per_host_used(const PlanFile& f) {
   return f.gpus < f.cluster.host_gpus() ? f.gpus : f.cluster.host_gpus();
 }
 
-// When an NVLink domain spans hosts, the plan assumes each domain's hosts are consecutive.
+// When an NVLink domain spans hosts, the plan assumes each domain's hosts are consecutive. A job
+// inside one domain is one segment of its own hosts; a job over several takes them in the segments
+// the plan's cluster says (with_job_segments: whole domains, or the largest part of one that
+// divides the job's hosts), and SLURM wants a segment that divides the job's hosts.
 std::string nvlink_domain_note(const PlanFile& f) {
-  const int64_t per_domain = f.cluster.gpus_per_node / f.cluster.host_gpus();
+  const int64_t per_domain = std::min(f.cluster.gpus_per_node / f.cluster.host_gpus(), plan_hosts(f));
   if (per_domain <= 1) return "";
   return "# One NVLink domain of the plan is " + std::to_string(per_domain) + " hosts of " +
          std::to_string(f.cluster.host_gpus()) + " GPUs, and the plan puts consecutive ranks in one\n"

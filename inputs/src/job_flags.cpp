@@ -70,6 +70,8 @@ ResolvedJob resolve_job(const PlanOptions& o, const ModelSpec& model) {
                      "cluster " + r.cluster.name + " has " + std::to_string(r.cluster.total_gpus()) +
                          " GPUs (got " + std::to_string(r.gpus) + ")");
   }
+  // NVLink domains of several hosts: the job's segments of them (SLURM --segment).
+  r.cluster = with_job_segments(r.cluster, r.gpus, "command line", "--gpus");
   // The profile first: the stack defaults to the profile's own (cpu-local has only the executor's).
   r.profile = load_profile(o.profile.empty() ? r.cluster.profile : o.profile);
   const std::string stack = o.framework.empty() ? r.profile.default_stack() : o.framework;

@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <memory>
+#include <string>
 
 #include "parallax/core/error.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/costmodel/conventions.hpp"
 #include "parallax/planner/simulator_refiner.hpp"
+#include "parallax/topologies/cluster_size.hpp"
 
 namespace parallax {
 
@@ -26,12 +30,18 @@ std::vector<CapacityRow> capacity_sweep(const PlannerInputs& base,
   std::vector<CapacityRow> rows;
   double first_per_gpu = 0;
   bool knee_marked = false;
-  const Topology topo(base.cluster);  // one graph for every GPU count: its analyses are memoised
+  // One graph per cluster as the GPU counts see it (their analyses are memoised): the same for
+  // every count but those that take NVLink domains in segments (with_job_segments).
+  std::map<std::string, std::unique_ptr<Topology>> topos;
   for (int64_t n : gpu_counts) {
     CapacityRow row;
     row.gpus = n;
     PlannerInputs in = base;
     in.gpus = n;
+    in.cluster = with_job_segments(base.cluster, n, "command line", "--gpus");
+    std::unique_ptr<Topology>& graph = topos[in.cluster.name];
+    if (!graph) graph = std::make_unique<Topology>(in.cluster);
+    const Topology& topo = *graph;
     // The top few are re-timed by the event simulator, as `parallax plan` does.
     in.top_k = std::min<int64_t>(in.top_k, 8);
     const SearchResult res = search_plans(in, topo, simulator_refiner(in, topo));

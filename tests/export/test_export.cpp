@@ -16,6 +16,7 @@
 #include "parallax/export/launchers.hpp"
 #include "parallax/export/megatron.hpp"
 #include "parallax/export/megatron_deepspeed.hpp"
+#include "parallax/topologies/cluster_size.hpp"
 #include "spec_builders.hpp"
 
 using namespace parallax;
@@ -392,6 +393,17 @@ TEST_CASE("a GB200 NVL72 launch runs 4 GPUs per host, 18 hosts per NVLink domain
   CHECK(s.find("--segment=18") != std::string::npos);
   // An 8-GPU DGX is its own host: no note.
   CHECK(slurm_megatron_script(three_plans()[0], LaunchOptions{}).find("--segment") == std::string::npos);
+  // 256 GPUs are 64 hosts, which 18 does not divide (SLURM refuses the job): the plan's cluster
+  // takes the racks in segments of 16 hosts, and the launch says so.
+  PlanFile g = plan_file("llama2-70b", 256, 512, test::PlanBuilder(4, 2).recompute(Recompute::selective));
+  g.cluster = with_job_segments(load_cluster("gb200-nvl72"), 256, "test", "--gpus");
+  CHECK(plan_hosts(g) == 64);
+  const std::string gs = slurm_megatron_script(g, LaunchOptions{});
+  CHECK(gs.find("--segment=16") != std::string::npos);
+  // Inside one rack the segment is the job's own hosts: 8 GPUs are 2 hosts.
+  PlanFile h = plan_file("llama2-7b", 8, 64, test::PlanBuilder(2, 1));
+  h.cluster = load_cluster("gb200-nvl72");
+  CHECK(slurm_megatron_script(h, LaunchOptions{}).find("--segment=2)") != std::string::npos);
 }
 
 TEST_CASE("the Megatron-LM SLURM launch has what Megatron-LM and SLURM require") {

@@ -132,6 +132,21 @@ const char* to_string(MoeDispatcher d) {
   return "?";
 }
 
+const char* to_string(Fp8Scaling s) {
+  switch (s) {
+    case Fp8Scaling::delayed: return "delayed";
+    case Fp8Scaling::current: return "current";
+    case Fp8Scaling::mxfp8: return "mxfp8";
+  }
+  return "?";
+}
+
+std::optional<Fp8Scaling> fp8_scaling_from(const std::string& name) {
+  for (Fp8Scaling s : {Fp8Scaling::delayed, Fp8Scaling::current, Fp8Scaling::mxfp8})
+    if (name == to_string(s)) return s;
+  return std::nullopt;
+}
+
 std::optional<MoeDispatcher> moe_dispatcher_from(const std::string& name) {
   for (MoeDispatcher d : {MoeDispatcher::alltoall, MoeDispatcher::deepep, MoeDispatcher::hybridep})
     if (name == to_string(d)) return d;

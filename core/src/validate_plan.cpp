@@ -2,6 +2,7 @@
 // reject at start-up (or what cannot be laid out at all), reported before anything runs.
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -332,6 +333,11 @@ class PlanChecker {
     if (c_.gpu.peak(j_.dtype) <= 0)
       fail("$.job.dtype", std::string("GPU \"") + c_.gpu.name + "\" has no " + to_string(j_.dtype) +
                               " math (peak_flops_per_s." + to_string(j_.dtype) + " is absent)");
+    // Transformer Engine's MXFP8BlockScaling runs on Blackwell's block-scaled MMA only.
+    const std::optional<int> major = compute_capability_major(c_.gpu);
+    if (j_.dtype == Dtype::fp8 && j_.fp8.scaling == Fp8Scaling::mxfp8 && major && *major < 10)
+      fail("$.job.framework", "stack \"" + j_.framework + "\" runs fp8 with MXFP8 block scaling, which needs "
+                              "Blackwell (compute capability 10 or later), not GPU \"" + c_.gpu.name + "\"");
   }
 
   void divisible(const char* path, const char* what, int64_t value, const char* by,

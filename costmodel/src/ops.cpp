@@ -291,7 +291,12 @@ const char* op_class_of(const std::string& n) {
 }
 
 double fp8_cast_bytes_per_element(const Fp8Recipe& r, double e) {
-  return e + 2 + (r.scaling == Fp8Scaling::current ? e : 0);
+  switch (r.scaling) {
+    case Fp8Scaling::delayed: return e + 2;
+    case Fp8Scaling::current: return e + 2 + e;  // the amax pass reads the tensor first
+    case Fp8Scaling::mxfp8: return e + 2 + 2.0 / 32;  // both copies' E8M0 scale per 32 elements
+  }
+  return e + 2;
 }
 
 double GemmShape::min_dim() const { return std::min({m, n, k}); }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "parallax/core/error.hpp"
@@ -21,6 +22,16 @@ using launch_args::kMegatronDropout;
 
 [[noreturn]] void refuse(const std::string& why) {
   throw InputError("export", "--format megatron", why);
+}
+
+// Megatron-LM's --fp8-recipe for the stack's fp8 scaling (megatron/training/arguments.py).
+const char* megatron_fp8_recipe(Fp8Scaling s) {
+  switch (s) {
+    case Fp8Scaling::delayed: return "delayed";
+    case Fp8Scaling::current: return "tensorwise";
+    case Fp8Scaling::mxfp8: return "mxfp8";
+  }
+  return "delayed";
 }
 
 // Megatron-LM's RoPE (megatron/training/arguments.py): --rotary-base is an integer (default
@@ -150,11 +161,11 @@ std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& da
   launch_args::add_dropout(a, m);
   megatron_moe::add_flags(a, m, p);
   // fp8 through Transformer Engine: bf16 outside the fp8 GEMMs, E4M3 forward and E5M2 gradients
-  // (hybrid), the stack's scaling (delayed amax history, or the current tensor's: tensorwise).
+  // (hybrid), the stack's scaling (delayed amax history, the current tensor's: tensorwise, or
+  // per 32-element block: mxfp8).
   if (f.job.dtype == Dtype::bf16 || f.job.dtype == Dtype::fp8) a.push_back("--bf16");
   if (f.job.dtype == Dtype::fp8)
-    a.insert(a.end(), {"--fp8-format", "hybrid", "--fp8-recipe",
-                       f.job.fp8.scaling == Fp8Scaling::current ? "tensorwise" : "delayed"});
+    a.insert(a.end(), {"--fp8-format", "hybrid", "--fp8-recipe", megatron_fp8_recipe(f.job.fp8.scaling)});
   if (f.job.dtype == Dtype::fp16) a.push_back("--fp16");
   // Data and tokenizer: Megatron-LM asserts a single data source (--mock-data or --data-path).
   if (data.data_path.empty()) {
@@ -431,11 +442,18 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
   if (!fp8_format.empty()) {
     if (fp8_format != "hybrid" && fp8_format != "e4m3")
       throw InputError("megatron args", "--fp8-format", "must be hybrid or e4m3 (got \"" + fp8_format + "\")");
-    if (fp8_recipe != "delayed" && fp8_recipe != "tensorwise")
+    std::optional<Fp8Scaling> scaling;
+    for (Fp8Scaling s : {Fp8Scaling::delayed, Fp8Scaling::current, Fp8Scaling::mxfp8})
+      if (fp8_recipe == megatron_fp8_recipe(s)) scaling = s;
+    if (!scaling)
       throw InputError("megatron args", "--fp8-recipe",
-                       "must be delayed or tensorwise, the recipes Parallax models (got \"" + fp8_recipe + "\")");
+                       "must be delayed, tensorwise or mxfp8, the recipes Parallax models (got \"" + fp8_recipe + "\")");
+    const std::optional<int> major = compute_capability_major(f.cluster.gpu);
+    if (*scaling == Fp8Scaling::mxfp8 && major && *major < 10)
+      throw InputError("megatron args", "--fp8-recipe",
+                       "mxfp8 needs Blackwell (compute capability 10 or later), not " + f.cluster.gpu.name);
     f.job.dtype = Dtype::fp8;
-    f.job.fp8.scaling = fp8_recipe == "tensorwise" ? Fp8Scaling::current : Fp8Scaling::delayed;
+    f.job.fp8.scaling = *scaling;
   }
   if (attention_dropout != m.dropout)
     throw InputError("megatron args", "--attention-dropout",

@@ -81,6 +81,31 @@ TEST_CASE("fp8: each cast reads 16 bits and writes fp8 and its transpose; curren
   CHECK(find(c, "fp8_cast.qkv.weight")->bytes == Approx(h * 3 * h * 6));
 }
 
+TEST_CASE("fp8: an MXFP8 cast writes both block-scaled copies and a scale byte per 32 elements each") {
+  // Transformer Engine's MXFP8 quantize: one read of the 16-bit tensor (the block amax is taken in
+  // the same pass, no amax pass), the rowwise and the columnwise fp8 copies (1 + 1 bytes) and one
+  // E8M0 scale per 32 elements for each copy (2 / 32 bytes): 4.0625 bytes per element.
+  const double s = 1024, h = 1024;
+  const std::vector<Op> mx = ops_for(fp8_job(Fp8Scaling::mxfp8, false), 1, false);
+  CHECK(find(mx, "fp8_cast.qkv")->bytes == Approx(s * h * (2 + 1 + 1 + 2.0 / 32)));
+  CHECK(find(mx, "fp8_cast.fc2.bwd")->bytes == Approx(s * h * 4.0625));
+  CHECK(std::string(to_string(Fp8Scaling::mxfp8)) == "mxfp8");
+  CHECK(fp8_scaling_from("mxfp8") == Fp8Scaling::mxfp8);
+  CHECK_FALSE(fp8_scaling_from("tensorwise"));
+}
+
+TEST_CASE("fp8: MXFP8 needs Blackwell; the plan rules refuse it on Hopper and name the stack") {
+  JobSpec j = fp8_job(Fp8Scaling::mxfp8, false);
+  j.framework = "megatron-core";
+  j.global_batch = 8;
+  const PlanSpec p = test::PlanBuilder(1, 1, 8).batches(1, 1);
+  CHECK_NOTHROW(validate_plan(kModel, load_cluster("dgx-b200-superpod"), j, p, 8, "test"));
+  CHECK_THROWS_WITH(validate_plan(kModel, load_cluster("dgx-h100-superpod"), j, p, 8, "test"),
+                    Catch::Contains("$.job.framework") &&
+                        Catch::Contains("MXFP8 block scaling, which needs Blackwell (compute capability 10 or "
+                                        "later), not GPU \"h100-sxm\""));
+}
+
 TEST_CASE("fp8: under sequence parallelism the gathered tensor is cast on this rank's shard") {
   const double s = 1024, h = 1024, f = 4096, t = 2;
   const JobSpec j = fp8_job(Fp8Scaling::delayed, false);

@@ -328,6 +328,20 @@ TEST_CASE("ZeRO-2/3 export as Megatron FSDP and fp8 as Transformer Engine's flag
     CHECK(back.job.fp8.scaling == f.job.fp8.scaling);
     CHECK(megatron_args(back) == a);
   }
+  // MXFP8 is Megatron-LM's --fp8-recipe mxfp8 (arguments.py's choices), on Blackwell only.
+  PlanFile mx = plan_file("gpt3-175b", 64, 1024, test::PlanBuilder(8, 1).batches(4, 1).zero(1));
+  mx.cluster = load_cluster("dgx-b200-superpod");
+  mx.job.dtype = Dtype::fp8;
+  mx.job.fp8.scaling = Fp8Scaling::mxfp8;
+  const std::vector<std::string> ma = megatron_args(mx);
+  const auto recipe = std::find(ma.begin(), ma.end(), "--fp8-recipe");
+  REQUIRE(recipe + 1 < ma.end());
+  CHECK(*(recipe + 1) == "mxfp8");
+  CHECK(parse_megatron_args(ma, mx).job.fp8.scaling == Fp8Scaling::mxfp8);
+  PlanFile hopper = mx;
+  hopper.cluster = load_cluster("dgx-h100-superpod");
+  CHECK_THROWS_WITH(parse_megatron_args(ma, hopper),
+                    Catch::Contains("--fp8-recipe") && Catch::Contains("mxfp8 needs Blackwell"));
   // Megatron FSDP checkpoints only as fsdp_dtensor: a command line without it is refused.
   PlanFile f = plan_file("gpt3-175b", 64, 1024, test::PlanBuilder(8, 1).batches(4, 1).zero(3));
   std::vector<std::string> a = megatron_args(f);

@@ -1,6 +1,7 @@
 #pragma once
 // What is being trained: batch, tokens, precision, optimizer, price, and the software stack.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,8 +62,15 @@ struct StackOverlap {
 // activation in forward, the output gradient in backward, the weight once per iteration
 // (Transformer Engine caches it over micro-batches) or per micro-batch (torchao's Float8Linear).
 // Delayed scaling takes the scale from past amax history inside the cast kernel; current
-// (dynamic) scaling reads the tensor once more for its amax first.
-enum class Fp8Scaling { delayed, current };
+// (dynamic) scaling reads the tensor once more for its amax first. MXFP8 (the OCP microscaling
+// format, Blackwell's block-scaled MMA) scales every 32 consecutive elements by a power of two
+// (E8M0, one byte) that the cast kernel takes from the block's own amax in the same pass: it
+// writes the fp8 copy along rows and the one along columns, each with its scales, and needs
+// compute capability 10 (Transformer Engine's MXFP8BlockScaling).
+enum class Fp8Scaling { delayed, current, mxfp8 };
+const char* to_string(Fp8Scaling s);
+// The recipe spelled as to_string spells it; nullopt for any other spelling.
+std::optional<Fp8Scaling> fp8_scaling_from(const std::string& name);
 struct Fp8Recipe {
   Fp8Scaling scaling = Fp8Scaling::delayed;
   bool weight_cast_per_micro_batch = false;

@@ -142,9 +142,14 @@ const char* to_string(Fp8Scaling s) {
 }
 
 std::optional<Fp8Scaling> fp8_scaling_from(const std::string& name) {
-  for (Fp8Scaling s : {Fp8Scaling::delayed, Fp8Scaling::current, Fp8Scaling::mxfp8})
+  for (Fp8Scaling s : kFp8Scalings)
     if (name == to_string(s)) return s;
   return std::nullopt;
+}
+
+bool fp8_scaling_supported(Fp8Scaling s, const GpuSpec& g) {
+  const std::optional<int> major = compute_capability_major(g);
+  return s != Fp8Scaling::mxfp8 || !major || *major >= 10;
 }
 
 std::optional<MoeDispatcher> moe_dispatcher_from(const std::string& name) {

@@ -334,8 +334,7 @@ class PlanChecker {
       fail("$.job.dtype", std::string("GPU \"") + c_.gpu.name + "\" has no " + to_string(j_.dtype) +
                               " math (peak_flops_per_s." + to_string(j_.dtype) + " is absent)");
     // Transformer Engine's MXFP8BlockScaling runs on Blackwell's block-scaled MMA only.
-    const std::optional<int> major = compute_capability_major(c_.gpu);
-    if (j_.dtype == Dtype::fp8 && j_.fp8.scaling == Fp8Scaling::mxfp8 && major && *major < 10)
+    if (j_.dtype == Dtype::fp8 && !fp8_scaling_supported(j_.fp8.scaling, c_.gpu))
       fail("$.job.framework", "stack \"" + j_.framework + "\" runs fp8 with MXFP8 block scaling, which needs "
                               "Blackwell (compute capability 10 or later), not GPU \"" + c_.gpu.name + "\"");
   }

@@ -443,13 +443,12 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
     if (fp8_format != "hybrid" && fp8_format != "e4m3")
       throw InputError("megatron args", "--fp8-format", "must be hybrid or e4m3 (got \"" + fp8_format + "\")");
     std::optional<Fp8Scaling> scaling;
-    for (Fp8Scaling s : {Fp8Scaling::delayed, Fp8Scaling::current, Fp8Scaling::mxfp8})
+    for (Fp8Scaling s : kFp8Scalings)
       if (fp8_recipe == megatron_fp8_recipe(s)) scaling = s;
     if (!scaling)
       throw InputError("megatron args", "--fp8-recipe",
                        "must be delayed, tensorwise or mxfp8, the recipes Parallax models (got \"" + fp8_recipe + "\")");
-    const std::optional<int> major = compute_capability_major(f.cluster.gpu);
-    if (*scaling == Fp8Scaling::mxfp8 && major && *major < 10)
+    if (!fp8_scaling_supported(*scaling, f.cluster.gpu))
       throw InputError("megatron args", "--fp8-recipe",
                        "mxfp8 needs Blackwell (compute capability 10 or later), not " + f.cluster.gpu.name);
     f.job.dtype = Dtype::fp8;

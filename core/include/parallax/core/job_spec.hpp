@@ -1,5 +1,6 @@
 #pragma once
 // What is being trained: batch, tokens, precision, optimizer, price, and the software stack.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -68,7 +69,12 @@ struct StackOverlap {
 // writes the fp8 copy along rows and the one along columns, each with its scales, and needs
 // compute capability 10 (Transformer Engine's MXFP8BlockScaling).
 enum class Fp8Scaling { delayed, current, mxfp8 };
+inline constexpr std::array<Fp8Scaling, 3> kFp8Scalings = {Fp8Scaling::delayed, Fp8Scaling::current,
+                                                            Fp8Scaling::mxfp8};
 const char* to_string(Fp8Scaling s);
+// Whether the GPU runs the recipe: MXFP8 needs Blackwell's block-scaled MMA (compute capability 10
+// or later); a device whose arch is not a compute capability (a CPU) runs any recipe's arithmetic.
+bool fp8_scaling_supported(Fp8Scaling s, const GpuSpec& g);
 // The recipe spelled as to_string spells it; nullopt for any other spelling.
 std::optional<Fp8Scaling> fp8_scaling_from(const std::string& name);
 struct Fp8Recipe {

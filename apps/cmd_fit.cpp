@@ -57,7 +57,10 @@ void run_fit(const FitArgs& a) {
             << p.gemm_curve_d_half << "  memory-bound " << p.memory_bound_efficiency << "\n";
   if (!fit.rows_not_fitted.empty())
     std::cout << "  " << fit.rows_not_fitted.size()
-              << " mixture-of-experts rows predicted with the profile, not fitted (validate judges them)\n";
+              << " mixture-of-experts rows predicted with the profile; they fit no GEMM or stack parameter\n";
+  if (!fit.moe_host_rows.empty())
+    std::cout << "  host time per MoE layer and micro-batch " << fmt(p.moe_layer_host_s * 1e3, 1)
+              << " ms (fitted on " << fit.moe_host_rows.size() << " mixture-of-experts rows of every GPU)\n";
   TextTable t({"stack", "scale", "rows"});
   for (const auto& [k, s] : p.frameworks) {
     const auto it = fit.stacks.find(k);

@@ -43,6 +43,8 @@ std::string time_table(const Prediction& pr) {
     time.add_row({"context-parallel ring (exposed)", fmt(pr.time.cp_comm_s, 3), fmt_pct(pr.time.cp_comm_s / it)});
   if (pr.time.ep_comm_s > 0)
     time.add_row({"expert-parallel all-to-all", fmt(pr.time.ep_comm_s, 3), fmt_pct(pr.time.ep_comm_s / it)});
+  if (pr.time.moe_host_s > 0)
+    time.add_row({"MoE layers waiting for the host", fmt(pr.time.moe_host_s, 3), fmt_pct(pr.time.moe_host_s / it)});
   return time.str();
 }
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <sstream>
 
 #include "parallax/core/error.hpp"
 #include "parallax/costmodel/profile_fit.hpp"
@@ -107,6 +108,14 @@ CrossValidation cross_validate_by_source(const Corpus& corpus, TopologyCache& to
       fitted[name] = f.profile;
       std::string note = name + " without " + g + ": " + std::to_string(f.rows_used.size()) +
                          " rows; curve fitted: " + f.curve_fitted;
+      if (!f.moe_host_rows.empty()) {
+        std::ostringstream ms;
+        ms.setf(std::ios::fixed);
+        ms.precision(1);
+        ms << f.profile.moe_layer_host_s * 1e3;
+        note += "; host time per MoE layer " + ms.str() + " ms (" + std::to_string(f.moe_host_rows.size()) +
+                " mixture-of-experts rows)";
+      }
       for (const PublishedRun& r : corpus.runs) {
         if (r.group == g && r.cluster.profile == name && !f.stacks.count(r.stack) &&
             note.find("stack " + r.stack) == std::string::npos) {

@@ -220,6 +220,45 @@ MoeLayers moe_layers(const ModelSpec& m, const ShardShape& sh, const PlanSpec& p
   return x;
 }
 
+// A stage's MoE layers: how many of each kind, and their TP traffic per micro-batch.
+struct StageMoe {
+  double n_rec = 0, n_plain = 0;  // the stage's recomputed and other layers (all kinds)
+  double n_moe = 0;               // its MoE layers
+  double full_recompute = 0;      // the share of its layers whose forward full recompute re-runs
+  double tp_s = 0;                // the MoE layers' TP traffic, before overlap
+};
+
+struct MoeHostWait {
+  double forward_s = 0, backward_s = 0;
+};
+
+// The GPU's wait for the host in one micro-batch's MoE layers. The token dispatcher waits for the
+// tokens per expert on the host in every MoE layer's forward (Megatron-Core's MoEAlltoAllTokenDispatcher
+// copies them with .to("cpu") and synchronizes before the all-to-all), so the host never runs more
+// than a layer ahead: a layer takes the longer of its GPU work and the host's time to issue it.
+// The GPU work of one MoE layer: its compute (recomputed share included), its expert traffic and
+// its share of the stage's exposed TP time. The host issues a fully recomputed layer's forward
+// twice: its time grows by the forward's share, taken as the GPU work's (the kernels a pass
+// launches follow its GEMMs: one per linear layer forward, two backward). The wait splits between
+// forward and backward as the GPU work does.
+MoeHostWait moe_host_wait(double host_s, const MoeLayers& moe, const StageTime& st,
+                          double tp_exposed_fraction, const StageMoe& n) {
+  const double layers = n.n_rec + n.n_plain;
+  const double share = n.n_moe / layers;  // the MoE layers' share of each kind
+  const double fwd = (n.n_rec * moe.rec.forward + n.n_plain * moe.plain.forward) * share / n.n_moe +
+                     st.ep_forward_s / n.n_moe;
+  const double bwd = (n.n_rec * (moe.rec.backward + moe.rec.recompute) +
+                      n.n_plain * (moe.plain.backward + moe.plain.recompute)) * share / n.n_moe +
+                     st.ep_backward_s / n.n_moe;
+  const double tp = n.tp_s * tp_exposed_fraction / n.n_moe;
+  const double gpu = fwd + bwd + tp;
+  const double plain = moe.plain.forward + moe.plain.backward;
+  const double host = host_s * (1 + n.full_recompute * (plain > 0 ? moe.plain.forward / plain : 0));
+  const double wait = n.n_moe * std::max(0.0, host - gpu);
+  const double fwd_share = fwd + bwd > 0 ? fwd / (fwd + bwd) : 0.5;
+  return {wait * fwd_share, wait * (1 - fwd_share)};
+}
+
 // One stage's data-parallel traffic on the slowest of its DP groups (ZeRO stage p.zero):
 //   once per iteration: the gradient all-reduce (ZeRO-0), reduce-scatter (ZeRO-1) and the
 //   parameter all-gather after the optimizer step (ZeRO-1/2);
@@ -495,6 +534,15 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
     const double gemm = n_rec * ((1 - f) * gemm_rec + f * moe.gemm_rec) +
                         n_plain * ((1 - f) * gemm_plain + f * moe.gemm_plain);
     st.tp_comm_s = tp_overlapped ? overlapped_time_s(tp, gemm, 0, slowdown) : exposed_tp * tp;
+    if (f > 0 && prof.moe_layer_host_s > 0) {
+      const MoeHostWait w = moe_host_wait(prof.moe_layer_host_s, moe, st, tp > 0 ? st.tp_comm_s / tp : 0,
+                                          {n_rec, n_plain, f * static_cast<double>(layers),
+                                           p.recompute == Recompute::full ? n_rec / static_cast<double>(layers) : 0,
+                                           f * (n_rec * comm_time(prof, moe.comm_rec, tp_groups) +
+                                                n_plain * comm_time(prof, moe.comm_plain, tp_groups))});
+      st.host_forward_s = w.forward_s;
+      st.host_backward_s = w.backward_s;
+    }
 
     const double params = stage_params_per_rank(m, p, k);
     const double expert_params = stage_expert_params_per_rank(m, p, k);

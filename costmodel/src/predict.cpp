@@ -12,6 +12,17 @@
 
 namespace parallax {
 
+std::vector<std::pair<const char*, double>> chart_time_parts(const TimeBreakdown& t) {
+  std::vector<std::pair<const char*, double>> parts = {{"compute", t.compute_s}, {"TP comm", t.tp_comm_s}};
+  if (t.cp_comm_s > 0) parts.push_back({"CP ring", t.cp_comm_s});
+  if (t.ep_comm_s > 0) parts.push_back({"EP all-to-all", t.ep_comm_s});
+  if (t.moe_host_s > 0) parts.push_back({"MoE host wait", t.moe_host_s});
+  for (const auto& part : {std::pair<const char*, double>{"PP p2p", t.pp_comm_s}, {"bubble", t.bubble_s},
+                           {"DP comm", t.dp_comm_exposed_s}, {"optimizer", t.optimizer_s}})
+    parts.push_back(part);
+  return parts;
+}
+
 Prediction predict(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j, const PlanSpec& p,
                    const EfficiencyProfile& prof) {
   const Topology topo(c);
@@ -39,6 +50,7 @@ Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, c
   out.time.tp_comm_s = mb * sc.tp_comm_s;
   out.time.cp_comm_s = mb * (sc.cp_forward_s + sc.cp_backward_s);
   out.time.ep_comm_s = mb * (sc.ep_forward_s + sc.ep_backward_s);
+  out.time.moe_host_s = mb * (sc.host_forward_s + sc.host_backward_s);
   out.ep_all_to_all_s = costs.ep_all_to_all_s;
   out.ep_all_to_all_bytes = costs.ep_all_to_all_bytes;
   out.time.pp_comm_s = mb * pp_per_mb + 2 * static_cast<double>(p.pp - 1) * costs.p2p_s;
@@ -51,6 +63,7 @@ Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, c
       *std::max_element(costs.dp_exposed_s.begin(), costs.dp_exposed_s.end());
   out.time.optimizer_s = *std::max_element(costs.optimizer_s.begin(), costs.optimizer_s.end());
   out.iteration_time_s = out.time.compute_s + out.time.tp_comm_s + out.time.cp_comm_s + out.time.ep_comm_s +
+                         out.time.moe_host_s +
                          out.time.pp_comm_s +
                          out.time.bubble_s + out.time.dp_comm_exposed_s + out.time.optimizer_s;
 

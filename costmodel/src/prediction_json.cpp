@@ -22,6 +22,7 @@ nlohmann::json to_json(const Prediction& p) {
                {"tp_comm_s", p.time.tp_comm_s},
                {"cp_comm_s", p.time.cp_comm_s},
                {"ep_comm_s", p.time.ep_comm_s},
+               {"moe_host_s", p.time.moe_host_s},
                {"pp_comm_s", p.time.pp_comm_s},
                {"dp_comm_exposed_s", p.time.dp_comm_exposed_s},
                {"bubble_s", p.time.bubble_s},
@@ -44,6 +45,7 @@ nlohmann::json to_json(const Prediction& p) {
                       {"tp_comm_s", t.tp_comm_s},
                       {"cp_comm_s", t.cp_forward_s + t.cp_backward_s},
                       {"ep_comm_s", t.ep_forward_s + t.ep_backward_s},
+                      {"moe_host_s", t.host_forward_s + t.host_backward_s},
                       {"expert_params", s.expert_params}});
   }
   j["memory"] = {{"peak_bytes", p.peak_bytes},

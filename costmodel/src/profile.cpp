@@ -271,6 +271,7 @@ EfficiencyProfile read_profile(JsonObjectReader& r) {
     o.finish();
   }
   p.memory_reserve_bytes = r.get_number("memory_reserve_bytes", 0, 1e12);
+  if (r.has("moe_layer_host_s")) p.moe_layer_host_s = r.get_number("moe_layer_host_s", 0, 1);
   const nlohmann::json& fws = r.raw("frameworks");
   if (!fws.is_object() || fws.empty()) {
     throw InputError(r.source(), r.path_of("frameworks"), "must be a non-empty object");
@@ -328,6 +329,7 @@ nlohmann::json to_json(const EfficiencyProfile& p) {
   }
   j["overlap"] = {{"tp", p.tp_overlap}, {"pp", p.pp_overlap}, {"dp", p.dp_overlap}};
   j["memory_reserve_bytes"] = p.memory_reserve_bytes;
+  if (p.moe_layer_host_s > 0) j["moe_layer_host_s"] = p.moe_layer_host_s;
   j["frameworks"] = nlohmann::json::object();
   for (const auto& [k, s] : p.frameworks) {
     j["frameworks"][k] = {{"compute_efficiency_scale", s.compute_efficiency_scale}};

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <functional>
 #include <sstream>
+#include <utility>
 
 #include "parallax/core/error.hpp"
 
@@ -121,6 +122,33 @@ std::string format_pct(double x) {
   return o.str();
 }
 
+// The host's time per MoE layer and micro-batch (EfficiencyProfile::moe_layer_host_s), in steps of
+// 0.1 ms: coarse steps of 1 ms from 0 to 30 ms, then 0.1 ms around the best (the first on ties, so
+// rows the floor never binds leave it at 0). Host work, so it is fitted on the mixture-of-experts
+// rows of every GPU, each predicted with its own cluster's profile (this one, as fitted so far,
+// for its own rows) with the candidate host time.
+struct MoeHostRows {
+  std::vector<Row> rows;
+  std::vector<EfficiencyProfile> profiles;  // each row's
+};
+
+double fit_moe_host_s(MoeHostRows m, TopologyCache& t) {
+  const auto cost = [&](int tenths_ms) {
+    double sum = 0;
+    for (size_t i = 0; i < m.rows.size(); ++i) {
+      m.profiles[i].moe_layer_host_s = tenths_ms / 1e4;
+      sum += std::fabs(best_candidate(*m.rows[i].run, m.rows[i].plans, m.profiles[i], t).error_pct);
+    }
+    return sum;
+  };
+  std::vector<int> coarse;
+  for (int k = 0; k <= 300; k += 10) coarse.push_back(k);
+  const int c = scan<int>(coarse, cost);
+  std::vector<int> fine;
+  for (int k = std::max(0, c - 10); k <= c + 10; ++k) fine.push_back(k);
+  return scan<int>(fine, cost) / 1e4;
+}
+
 // The profile's `source`: what was fitted on which rows, and the in-sample error.
 std::string fit_account(const ProfileFit& fit, const EfficiencyProfile& p, size_t ref_rows,
                         bool shape) {
@@ -144,8 +172,19 @@ std::string fit_account(const ProfileFit& fit, const EfficiencyProfile& p, size_
   src << " overlap and memory reserve kept from the base profile.";
   if (!fit.rows_not_fitted.empty())
     src << " " << fit.rows_not_fitted.size()
-        << " mixture-of-experts rows are predicted with this profile but not fitted (parallax "
-           "validate judges them).";
+        << " mixture-of-experts rows are predicted with this profile; they fit no GEMM or stack "
+           "parameter.";
+  if (!fit.moe_host_rows.empty()) {
+    std::ostringstream ms;
+    ms.setf(std::ios::fixed);
+    ms.precision(1);
+    ms << p.moe_layer_host_s * 1e3;
+    src << " Host time per MoE layer and micro-batch (moe_layer_host_s): " << ms.str()
+        << " ms, fitted on the " << fit.moe_host_rows.size()
+        << " mixture-of-experts rows of every GPU (host work: Megatron-Core's token dispatcher "
+           "waits for the tokens per expert on the host in every MoE layer, so a layer takes the "
+           "longer of its GPU work and the host's).";
+  }
   src << " In-sample mean |error| "
       << format_pct(fit.in_sample.mean_abs_error_pct) << ", max "
       << format_pct(fit.in_sample.max_abs_error_pct)
@@ -234,6 +273,14 @@ ProfileFit fit_profile(const std::vector<PublishedRun>& runs, const EfficiencyPr
     fit.stacks[stack] = {milli(k), stack_rows.size()};
   }
   if (!pooled && !ref.empty()) fit.stacks[kReferenceStack] = {1, ref.size()};
+  MoeHostRows moe;
+  for (const PublishedRun& r : runs) {
+    if (!r.model.is_moe()) continue;
+    moe.rows.push_back({&r, valid_candidates(r)});
+    moe.profiles.push_back(r.cluster.profile == base.name ? p : load_profile(r.cluster.profile));
+    fit.moe_host_rows.push_back(r.id);
+  }
+  if (!moe.rows.empty()) p.moe_layer_host_s = fit_moe_host_s(std::move(moe), topos);
   std::vector<ValidationRow> rows;
   for (const PublishedRun* r : mine) rows.push_back(validate_run(*r, p, topos));
   fit.in_sample = summarize(rows);

@@ -18,10 +18,7 @@ TimeChartView::TimeChartView(QWidget* parent) : QChartView(make_chart(), parent)
 void TimeChartView::show_plan(const Prediction& pr, const QString& title) {
   QChart* c = chart();
   clear_chart(c);
-  const std::pair<const char*, double> parts[] = {
-      {"compute", pr.time.compute_s},         {"TP comm", pr.time.tp_comm_s},
-      {"PP p2p", pr.time.pp_comm_s},          {"bubble", pr.time.bubble_s},
-      {"DP comm", pr.time.dp_comm_exposed_s}, {"optimizer", pr.time.optimizer_s}};
+  const std::vector<std::pair<const char*, double>> parts = chart_time_parts(pr.time);
   auto* bars = new QHorizontalStackedBarSeries;
   int k = 0;
   for (const auto& [name, seconds] : parts) {

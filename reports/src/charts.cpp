@@ -63,10 +63,7 @@ std::string time_chart(const Prediction& pr) {
   const double W = 820, H = 150, w = W - kLeft - kRight;
   const auto [vmax, step] = chart::nice_axis(pr.iteration_time_s);
   std::string s = svg::open(W, H, "chart-time", "time per iteration by part");
-  const std::pair<const char*, double> parts[] = {
-      {"compute", pr.time.compute_s},  {"TP comm", pr.time.tp_comm_s},
-      {"PP p2p", pr.time.pp_comm_s},   {"bubble", pr.time.bubble_s},
-      {"DP comm", pr.time.dp_comm_exposed_s}, {"optimizer", pr.time.optimizer_s}};
+  const std::vector<std::pair<const char*, double>> parts = chart_time_parts(pr.time);
   double x = kLeft;
   int k = 0;
   std::vector<std::pair<std::string, std::string>> items;

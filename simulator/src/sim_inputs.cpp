@@ -45,9 +45,11 @@ SimInputs make_sim_inputs(const ModelSpec& m, const Topology& topo, const JobSpe
     rc.forward_dp_s = st.dp_forward_s / vpp;
     rc.backward_dp_s = st.dp_backward_s / vpp;
     const double fwd_share = compute > 0 ? st.forward_s / compute : 0.5;
-    rc.forward_s = st.forward_s / vpp;
+    // The GPU's wait for the host in host-bound MoE layers (iteration_costs) runs on the compute
+    // stream: the step's kernels arrive as the host issues them.
+    rc.forward_s = (st.forward_s + st.host_forward_s) / vpp;
     rc.forward_tp_s = st.tp_comm_s * fwd_share / vpp;
-    rc.backward_s = (st.backward_s + st.recompute_s) / vpp;
+    rc.backward_s = (st.backward_s + st.recompute_s + st.host_backward_s) / vpp;
     rc.backward_tp_s = st.tp_comm_s * (1 - fwd_share) / vpp;
     rc.forward_cp_s = st.cp_forward_s / vpp;
     rc.backward_cp_s = st.cp_backward_s / vpp;

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <map>
 
 #include "parallax/costmodel/cross_validation.hpp"
 #include "parallax/costmodel/profile_fit.hpp"
@@ -81,4 +82,29 @@ TEST_CASE("cross-validation: a source is predicted by a fit that never saw it") 
   size_t n = 0;
   for (const GroupError& g : group_errors(cv.rows, "source")) n += g.summary.rows;
   CHECK(n == cv.rows.size());
+}
+
+TEST_CASE("fit: recovers the host time per MoE layer that generated the mixture-of-experts rows") {
+  // H100 and Blackwell rows, dense and MoE: the host time is fitted on the MoE rows of every GPU,
+  // each predicted with its own cluster's profile.
+  Corpus c = legacy({"megatron-bridge-archive-h100-moe", "megatron-bridge-25.11-performance-summary"});
+  std::map<std::string, EfficiencyProfile> truth;
+  for (const char* name : {"h100-megatron", "b200-megatron"}) {
+    truth[name] = load_profile(name);
+    truth[name].moe_layer_host_s = 0.0065;
+  }
+  TopologyCache topos;
+  size_t moe_rows = 0;
+  for (PublishedRun& r : c.runs) {
+    REQUIRE(truth.count(r.cluster.profile) == 1);
+    r.measured_iteration_time_s = validate_run(r, truth.at(r.cluster.profile), topos).predicted_iteration_time_s;
+    moe_rows += r.model.is_moe();
+  }
+  REQUIRE(moe_rows >= 10);
+  EfficiencyProfile base = load_profile("h100-megatron");
+  base.moe_layer_host_s = 0;  // the fit starts from nothing
+  const ProfileFit fit = fit_profile(c.runs, base, {}, "2026-01-01", topos);
+  CHECK(fit.moe_host_rows.size() == moe_rows);
+  CHECK(fit.profile.moe_layer_host_s == Approx(0.0065).epsilon(1e-9));
+  CHECK(fit.profile.source.find("6.5 ms") != std::string::npos);
 }

@@ -215,3 +215,55 @@ TEST_CASE("moe: the planner's plans of a mixture of experts spend GPU time on th
   // Model FLOPs count top_k experts per token, the same for both.
   CHECK(a.model_flops == Approx(b.model_flops).epsilon(1e-12));
 }
+
+// Megatron-Core's token dispatcher waits for the tokens per expert on the host in every MoE
+// layer, so a layer takes the longer of its GPU work and the host's time to issue it
+// (EfficiencyProfile::moe_layer_host_s): derived here from that rule alone, with host times far
+// above and far below any GPU work of the case's layers.
+TEST_CASE("moe: a layer whose GPU work is shorter than the host's waits for the host, by hand") {
+  Case k;
+  k.j.global_batch = 32;  // dp 16, micro-batch 1: 2 micro-batches per GPU
+  const Topology topo(k.c);
+  const PlanSpec p = test::PlanBuilder(1, 1, 16).ep(8).batches(1, 2);
+  auto run = [&](double host_s, const PlanSpec& plan) {
+    EfficiencyProfile prof = k.prof;
+    prof.moe_layer_host_s = host_s;
+    return predict(k.m, topo, k.j, plan, prof);
+  };
+  const Prediction none = run(0, p);
+  CHECK(none.time.moe_host_s == 0);
+  // 1 us is below every layer's GPU work: nothing changes.
+  const Prediction below = run(1e-6, p);
+  CHECK(below.time.moe_host_s == 0);
+  CHECK(below.iteration_time_s == none.iteration_time_s);
+  // 1 s and 1.5 s are above it: the wait is the host time less the GPU work, per layer and
+  // micro-batch, and adds to the iteration and nothing else: 2 micro-batches x 2 layers x 0.5 s.
+  const Prediction h1 = run(1.0, p), h2 = run(1.5, p);
+  CHECK(h2.iteration_time_s - h1.iteration_time_s == Approx(2 * 2 * 0.5).epsilon(1e-9));
+  CHECK(h1.iteration_time_s - h1.time.moe_host_s == Approx(none.iteration_time_s).epsilon(1e-12));
+  // What the wait leaves of 2 x 2 x 1 s is the layers' GPU work: positive, and within the
+  // critical stage's compute, TP and expert traffic.
+  const double gpu_work = 2 * 2 * 1.0 - h1.time.moe_host_s;
+  CHECK(gpu_work > 0);
+  CHECK(gpu_work < none.time.compute_s + none.time.tp_comm_s + none.time.ep_comm_s);
+  // Full recompute: the host issues each layer's forward twice, so each second of host time
+  // costs 1 + the forward's share of the layer's work, which lies between 0 and 1/2 (the
+  // backward runs two GEMMs per forward one).
+  const PlanSpec full = test::PlanBuilder(1, 1, 16).ep(8).batches(1, 2).recompute(Recompute::full);
+  const double slope = (run(1.5, full).iteration_time_s - run(1.0, full).iteration_time_s) / (2 * 2 * 0.5);
+  CHECK(slope > 1);
+  CHECK(slope < 1.5);
+}
+
+TEST_CASE("moe: the host time per MoE layer reads from a profile and refuses a negative one") {
+  nlohmann::json j = to_json(load_profile("h100-megatron"));
+  auto read = [&] {
+    JsonObjectReader r(j, "profile.json");
+    return read_profile(r);
+  };
+  j["moe_layer_host_s"] = 0.0042;
+  CHECK(read().moe_layer_host_s == 0.0042);
+  CHECK(to_json(read())["moe_layer_host_s"] == 0.0042);
+  j["moe_layer_host_s"] = -1;
+  CHECK_THROWS_WITH(read(), Catch::Contains("$.moe_layer_host_s"));
+}

@@ -36,9 +36,15 @@ struct StageTime {
   // the recomputed forward's.
   double ep_forward_s = 0;
   double ep_backward_s = 0;
+  // Mixture of experts: the GPU's wait for the host in one micro-batch's MoE layers, those whose
+  // GPU work is shorter than the profile's moe_layer_host_s (split between the passes as the
+  // layer's GPU work is).
+  double host_forward_s = 0;
+  double host_backward_s = 0;
   double total_s() const {
     return forward_s + backward_s + recompute_s + tp_comm_s + dp_forward_s + dp_backward_s +
-           cp_forward_s + cp_backward_s + ep_forward_s + ep_backward_s;
+           cp_forward_s + cp_backward_s + ep_forward_s + ep_backward_s + host_forward_s +
+           host_backward_s;
   }
 };
 

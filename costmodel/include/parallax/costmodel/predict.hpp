@@ -3,6 +3,7 @@
 // every FLOP convention. The simulator refines the pipeline part; the planner calls this for every
 // candidate, so it must stay cheap.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "parallax/core/cluster_spec.hpp"
@@ -21,11 +22,16 @@ struct TimeBreakdown {
   double tp_comm_s = 0;
   double cp_comm_s = 0;  // the context-parallel ring's exposed sends
   double ep_comm_s = 0;  // mixture of experts: the token all-to-alls (and etp gathers)
+  double moe_host_s = 0;  // mixture of experts: the GPU waiting for the host (host-bound MoE layers)
   double pp_comm_s = 0;
   double dp_comm_exposed_s = 0;
   double bubble_s = 0;
   double optimizer_s = 0;
 };
+
+// The parts for a chart, short names in timeline order; the context-parallel, expert-parallel and
+// host-wait parts only where the plan has them.
+std::vector<std::pair<const char*, double>> chart_time_parts(const TimeBreakdown& t);
 
 struct Prediction {
   double iteration_time_s = 0;

@@ -117,6 +117,12 @@ struct EfficiencyProfile {
   double dp_overlap = 0;
   // Bytes per GPU the framework cannot use (CUDA context, NCCL buffers, allocator fragmentation).
   double memory_reserve_bytes = 0;
+  // The host's time to issue one MoE layer's forward and backward for one micro-batch (0 = not
+  // costed). Megatron-Core's token dispatchers copy the tokens per expert to the host and wait for
+  // them in every MoE layer's forward, so the host runs at most one layer ahead of the GPU: a
+  // layer whose GPU work is shorter than this waits for the host (iteration_costs). Host work, not
+  // GPU work: parallax fit fits it on the mixture-of-experts rows of every GPU (profile_fit.hpp).
+  double moe_layer_host_s = 0;
   std::map<std::string, SoftwareStack> frameworks;
   Provenance provenance;
   // Optional calibrated tables (empty in the fitted GPU presets): exact GEMM shapes, efficiency

@@ -6,7 +6,10 @@
 //      definition): all three with >= kMinRowsForShape rows, e_max alone (shape from the base)
 //      with fewer, nothing (the base's curve) with none;
 //   2. one throughput scale per other stack with >= kMinRowsForScale rows, the curve fixed (with
-//      fewer, the prior 1.0: a scale fitted on one or two rows would be a per-row constant).
+//      fewer, the prior 1.0: a scale fitted on one or two rows would be a per-row constant);
+//   3. the host's time per MoE layer and micro-batch (moe_layer_host_s), on the mixture-of-experts
+//      rows of every GPU, each predicted with its own cluster's profile: host work, not the GPU's
+//      (the rows of this profile's MoE models fit nothing else).
 // Objective: mean |error| of predicted vs measured throughput. Deterministic coordinate descent on
 // fixed grids (e_max in steps of 0.005, d_half from a list, memory efficiency in steps of 0.05,
 // scales 0.2-2 in steps of 0.005), from a fixed start, so the result does not depend on the base's
@@ -36,6 +39,8 @@ struct ProfileFit {
   std::vector<std::string> rows_used;
   // Rows of mixture-of-experts models: predicted with the profile, never fitted (fit_profile).
   std::vector<std::string> rows_not_fitted;
+  // The mixture-of-experts rows of every GPU that fitted moe_layer_host_s (step 3).
+  std::vector<std::string> moe_host_rows;
   std::string curve_fitted;  // "e_max, d_half and memory efficiency", "e_max", or "none"
   std::map<std::string, StackFit> stacks;
   ErrorSummary in_sample;

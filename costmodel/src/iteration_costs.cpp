@@ -224,7 +224,7 @@ MoeLayers moe_layers(const ModelSpec& m, const ShardShape& sh, const PlanSpec& p
 struct StageMoe {
   double n_rec = 0, n_plain = 0;  // the stage's recomputed and other layers (all kinds)
   double n_moe = 0;               // its MoE layers
-  double full_recompute = 0;      // the share of its layers whose forward full recompute re-runs
+  bool full_recompute = false;    // the recomputed layers' forward runs twice
   double tp_s = 0;                // the MoE layers' TP traffic, before overlap
 };
 
@@ -243,17 +243,19 @@ struct MoeHostWait {
 // forward and backward as the GPU work does.
 MoeHostWait moe_host_wait(double host_s, const MoeLayers& moe, const StageTime& st,
                           double tp_exposed_fraction, const StageMoe& n) {
+  // MoE layers are the same share of the recomputed and of the other layers, so one MoE layer's
+  // compute is the layer-weighted mean of the two kinds.
   const double layers = n.n_rec + n.n_plain;
-  const double share = n.n_moe / layers;  // the MoE layers' share of each kind
-  const double fwd = (n.n_rec * moe.rec.forward + n.n_plain * moe.plain.forward) * share / n.n_moe +
+  const double fwd = (n.n_rec * moe.rec.forward + n.n_plain * moe.plain.forward) / layers +
                      st.ep_forward_s / n.n_moe;
   const double bwd = (n.n_rec * (moe.rec.backward + moe.rec.recompute) +
-                      n.n_plain * (moe.plain.backward + moe.plain.recompute)) * share / n.n_moe +
+                      n.n_plain * (moe.plain.backward + moe.plain.recompute)) / layers +
                      st.ep_backward_s / n.n_moe;
   const double tp = n.tp_s * tp_exposed_fraction / n.n_moe;
   const double gpu = fwd + bwd + tp;
   const double plain = moe.plain.forward + moe.plain.backward;
-  const double host = host_s * (1 + n.full_recompute * (plain > 0 ? moe.plain.forward / plain : 0));
+  const double rerun = n.full_recompute ? n.n_rec / layers : 0;  // the layers issued twice
+  const double host = host_s * (1 + rerun * (plain > 0 ? moe.plain.forward / plain : 0));
   const double wait = n.n_moe * std::max(0.0, host - gpu);
   const double fwd_share = fwd + bwd > 0 ? fwd / (fwd + bwd) : 0.5;
   return {wait * fwd_share, wait * (1 - fwd_share)};
@@ -491,10 +493,11 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
                         (1 - f) * dense.recompute + f * moe_layer.recompute};
     };
     const PhaseTimes st_rec = mixed(lt_rec, moe.rec), st_plain = mixed(lt_plain, moe.plain);
-    const double tp_rec = (1 - f) * comm_time(prof, comm_rec, tp_groups) +
-                          (f > 0 ? f * comm_time(prof, moe.comm_rec, tp_groups) : 0);
-    const double tp_plain = (1 - f) * comm_time(prof, comm_plain, tp_groups) +
-                            (f > 0 ? f * comm_time(prof, moe.comm_plain, tp_groups) : 0);
+    // One MoE layer's TP traffic, recomputed and not.
+    const double moe_tp_rec = f > 0 ? comm_time(prof, moe.comm_rec, tp_groups) : 0;
+    const double moe_tp_plain = f > 0 ? comm_time(prof, moe.comm_plain, tp_groups) : 0;
+    const double tp_rec = (1 - f) * comm_time(prof, comm_rec, tp_groups) + f * moe_tp_rec;
+    const double tp_plain = (1 - f) * comm_time(prof, comm_plain, tp_groups) + f * moe_tp_plain;
     StageTime st;
     st.forward_s = n_rec * st_rec.forward + n_plain * st_plain.forward;
     st.backward_s = n_rec * st_rec.backward + n_plain * st_plain.backward;
@@ -537,9 +540,8 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
     if (f > 0 && prof.moe_layer_host_s > 0) {
       const MoeHostWait w = moe_host_wait(prof.moe_layer_host_s, moe, st, tp > 0 ? st.tp_comm_s / tp : 0,
                                           {n_rec, n_plain, f * static_cast<double>(layers),
-                                           p.recompute == Recompute::full ? n_rec / static_cast<double>(layers) : 0,
-                                           f * (n_rec * comm_time(prof, moe.comm_rec, tp_groups) +
-                                                n_plain * comm_time(prof, moe.comm_plain, tp_groups))});
+                                           p.recompute == Recompute::full,
+                                           f * (n_rec * moe_tp_rec + n_plain * moe_tp_plain)});
       st.host_forward_s = w.forward_s;
       st.host_backward_s = w.backward_s;
     }

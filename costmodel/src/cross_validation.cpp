@@ -98,9 +98,11 @@ CrossValidation cross_validate_by_source(const Corpus& corpus, TopologyCache& to
       if (r.group == g) profiles.insert(r.cluster.profile);
       else train.push_back(r);
     }
+    std::vector<EfficiencyProfile> bases;
+    for (const std::string& name : profiles) bases.push_back(load_profile(name));
+    const std::map<std::string, ProfileFit> fits = fit_profiles(train, bases, stack_list, "", topos);
     std::map<std::string, EfficiencyProfile> fitted;
-    for (const std::string& name : profiles) {
-      const ProfileFit f = fit_profile(train, load_profile(name), stack_list, "", topos);
+    for (const auto& [name, f] : fits) {
       if (f.rows_used.empty()) {
         cv.folds.push_back(name + " without " + g + ": no rows, so no out-of-sample prediction");
         continue;  // the base's curve was fitted on the left-out rows themselves
@@ -109,12 +111,8 @@ CrossValidation cross_validate_by_source(const Corpus& corpus, TopologyCache& to
       std::string note = name + " without " + g + ": " + std::to_string(f.rows_used.size()) +
                          " rows; curve fitted: " + f.curve_fitted;
       if (!f.moe_host_rows.empty()) {
-        std::ostringstream ms;
-        ms.setf(std::ios::fixed);
-        ms.precision(1);
-        ms << f.profile.moe_layer_host_s * 1e3;
-        note += "; host time per MoE layer " + ms.str() + " ms (" + std::to_string(f.moe_host_rows.size()) +
-                " mixture-of-experts rows)";
+        note += "; host time per MoE layer " + format_ms(f.profile.moe_layer_host_s) + " (" +
+                std::to_string(f.moe_host_rows.size()) + " mixture-of-experts rows)";
       }
       for (const PublishedRun& r : corpus.runs) {
         if (r.group == g && r.cluster.profile == name && !f.stacks.count(r.stack) &&

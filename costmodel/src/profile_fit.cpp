@@ -124,20 +124,14 @@ std::string format_pct(double x) {
 
 // The host's time per MoE layer and micro-batch (EfficiencyProfile::moe_layer_host_s), in steps of
 // 0.1 ms: coarse steps of 1 ms from 0 to 30 ms, then 0.1 ms around the best (the first on ties, so
-// rows the floor never binds leave it at 0). Host work, so it is fitted on the mixture-of-experts
-// rows of every GPU, each predicted with its own cluster's profile (this one, as fitted so far,
-// for its own rows) with the candidate host time.
-struct MoeHostRows {
-  std::vector<Row> rows;
-  std::vector<EfficiencyProfile> profiles;  // each row's
-};
-
-double fit_moe_host_s(MoeHostRows m, TopologyCache& t) {
+// rows the floor never binds leave it at 0).
+double scan_moe_host_s(const std::vector<Row>& rows, std::vector<EfficiencyProfile> profiles,
+                       TopologyCache& t) {
   const auto cost = [&](int tenths_ms) {
     double sum = 0;
-    for (size_t i = 0; i < m.rows.size(); ++i) {
-      m.profiles[i].moe_layer_host_s = tenths_ms / 1e4;
-      sum += std::fabs(best_candidate(*m.rows[i].run, m.rows[i].plans, m.profiles[i], t).error_pct);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      profiles[i].moe_layer_host_s = tenths_ms / 1e4;
+      sum += std::fabs(best_candidate(*rows[i].run, rows[i].plans, profiles[i], t).error_pct);
     }
     return sum;
   };
@@ -175,12 +169,8 @@ std::string fit_account(const ProfileFit& fit, const EfficiencyProfile& p, size_
         << " mixture-of-experts rows are predicted with this profile; they fit no GEMM or stack "
            "parameter.";
   if (!fit.moe_host_rows.empty()) {
-    std::ostringstream ms;
-    ms.setf(std::ios::fixed);
-    ms.precision(1);
-    ms << p.moe_layer_host_s * 1e3;
-    src << " Host time per MoE layer and micro-batch (moe_layer_host_s): " << ms.str()
-        << " ms, fitted on the " << fit.moe_host_rows.size()
+    src << " Host time per MoE layer and micro-batch (moe_layer_host_s): " << format_ms(p.moe_layer_host_s)
+        << ", fitted on the " << fit.moe_host_rows.size()
         << " mixture-of-experts rows of every GPU (host work: Megatron-Core's token dispatcher "
            "waits for the tokens per expert on the host in every MoE layer, so a layer takes the "
            "longer of its GPU work and the host's).";
@@ -202,10 +192,20 @@ std::vector<std::pair<double, double>> gemm_table(double e_max, double d_half) {
   return t;
 }
 
-ProfileFit fit_profile(const std::vector<PublishedRun>& runs, const EfficiencyProfile& base,
-                       const std::vector<std::string>& stacks, const std::string& date,
-                       TopologyCache& topos) {
+namespace {
+
+// Steps 1 and 2 of fit_profile: the curve and the stack scales, on this profile's dense rows.
+// Leaves the in-sample error and the profile's source to finish_fit.
+struct GpuFit {
   ProfileFit fit;
+  size_t ref_rows = 0;
+  bool shape = false;
+};
+
+GpuFit fit_gpu(const std::vector<PublishedRun>& runs, const EfficiencyProfile& base,
+               const std::vector<std::string>& stacks, TopologyCache& topos) {
+  GpuFit out;
+  ProfileFit& fit = out.fit;
   EfficiencyProfile p = base;
   for (const std::string& s : stacks) p.frameworks[s].compute_efficiency_scale = 1;
   std::vector<const PublishedRun*> mine;
@@ -226,7 +226,7 @@ ProfileFit fit_profile(const std::vector<PublishedRun>& runs, const EfficiencyPr
   if (mine.empty()) {
     fit.curve_fitted = "none";
     fit.profile = p;
-    return fit;  // nothing to fit on: the caller says so
+    return out;  // nothing to fit on: the caller says so
   }
   // The curve's rows: the reference stack's, or with none, every row at scale 1 (the stacks'
   // scales are then fitted around that curve).
@@ -273,25 +273,90 @@ ProfileFit fit_profile(const std::vector<PublishedRun>& runs, const EfficiencyPr
     fit.stacks[stack] = {milli(k), stack_rows.size()};
   }
   if (!pooled && !ref.empty()) fit.stacks[kReferenceStack] = {1, ref.size()};
-  MoeHostRows moe;
-  for (const PublishedRun& r : runs) {
-    if (!r.model.is_moe()) continue;
-    moe.rows.push_back({&r, valid_candidates(r)});
-    moe.profiles.push_back(r.cluster.profile == base.name ? p : load_profile(r.cluster.profile));
-    fit.moe_host_rows.push_back(r.id);
-  }
-  if (!moe.rows.empty()) p.moe_layer_host_s = fit_moe_host_s(std::move(moe), topos);
+  fit.profile = p;
+  out.ref_rows = ref_rows;
+  out.shape = shape;
+  return out;
+}
+
+// The in-sample error on the dense rows, the host time of step 3, and the profile's provenance.
+ProfileFit finish_fit(GpuFit g, const MoeHostFit& host, const std::vector<PublishedRun>& runs,
+                      const std::string& date, TopologyCache& topos) {
+  ProfileFit& fit = g.fit;
+  EfficiencyProfile& p = fit.profile;
+  if (fit.rows_used.empty()) return fit;
+  p.moe_layer_host_s = host.host_s;
+  fit.moe_host_rows = host.rows;
   std::vector<ValidationRow> rows;
-  for (const PublishedRun* r : mine) rows.push_back(validate_run(*r, p, topos));
+  for (const PublishedRun& r : runs) {
+    if (r.cluster.profile == p.name && !r.model.is_moe()) rows.push_back(validate_run(r, p, topos));
+  }
   fit.in_sample = summarize(rows);
-  p.source = fit_account(fit, p, ref_rows, shape);
+  p.source = fit_account(fit, p, g.ref_rows, g.shape);
   p.provenance.machine = "none (fit to published measurements)";
   p.provenance.backend = "cost model";
   p.provenance.date = date;
   p.provenance.tool = "parallax fit";
   p.provenance.source_runs = fit.rows_used;
-  fit.profile = p;
   return fit;
+}
+
+}  // namespace
+
+std::string format_ms(double seconds) {
+  std::ostringstream o;
+  o.setf(std::ios::fixed);
+  o.precision(1);
+  o << seconds * 1e3 << " ms";
+  return o.str();
+}
+
+MoeHostFit fit_moe_host(const std::vector<PublishedRun>& runs,
+                        const std::map<std::string, EfficiencyProfile>& profiles, TopologyCache& topos) {
+  MoeHostFit out;
+  std::map<std::string, EfficiencyProfile> loaded;  // the presets' profiles, read once each
+  std::vector<Row> rows;
+  std::vector<EfficiencyProfile> row_profiles;
+  for (const PublishedRun& r : runs) {
+    if (!r.model.is_moe()) continue;
+    const std::string& name = r.cluster.profile;
+    auto it = profiles.find(name);
+    if (it == profiles.end()) {
+      it = loaded.find(name);
+      if (it == loaded.end()) it = loaded.emplace(name, load_profile(name)).first;
+    }
+    rows.push_back({&r, valid_candidates(r)});
+    row_profiles.push_back(it->second);
+    out.rows.push_back(r.id);
+  }
+  if (!rows.empty()) out.host_s = scan_moe_host_s(rows, std::move(row_profiles), topos);
+  return out;
+}
+
+ProfileFit fit_profile(const std::vector<PublishedRun>& runs, const EfficiencyProfile& base,
+                       const std::vector<std::string>& stacks, const std::string& date,
+                       TopologyCache& topos) {
+  GpuFit g = fit_gpu(runs, base, stacks, topos);
+  if (g.fit.rows_used.empty()) return g.fit;
+  const MoeHostFit host = fit_moe_host(runs, {{base.name, g.fit.profile}}, topos);
+  return finish_fit(std::move(g), host, runs, date, topos);
+}
+
+std::map<std::string, ProfileFit> fit_profiles(const std::vector<PublishedRun>& runs,
+                                               const std::vector<EfficiencyProfile>& bases,
+                                               const std::vector<std::string>& stacks,
+                                               const std::string& date, TopologyCache& topos) {
+  std::map<std::string, GpuFit> gpu;
+  std::map<std::string, EfficiencyProfile> fitted;
+  for (const EfficiencyProfile& b : bases) {
+    GpuFit g = fit_gpu(runs, b, stacks, topos);
+    if (!g.fit.rows_used.empty()) fitted[b.name] = g.fit.profile;
+    gpu.emplace(b.name, std::move(g));
+  }
+  const MoeHostFit host = fitted.empty() ? MoeHostFit{} : fit_moe_host(runs, fitted, topos);
+  std::map<std::string, ProfileFit> out;
+  for (auto& [name, g] : gpu) out.emplace(name, finish_fit(std::move(g), host, runs, date, topos));
+  return out;
 }
 
 }  // namespace parallax

@@ -47,10 +47,32 @@ struct ProfileFit {
 };
 
 // stacks: every stack the profile must carry an entry for (rows' stacks are added). date: the
-// provenance date written.
+// provenance date written. Step 3 predicts the other GPUs' rows with their presets' profiles.
 ProfileFit fit_profile(const std::vector<PublishedRun>& runs, const EfficiencyProfile& base,
                        const std::vector<std::string>& stacks, const std::string& date,
                        TopologyCache& topos);
+
+// Several profiles on the same rows (a fold of cross-validation): steps 1 and 2 for each, then
+// step 3 once, every MoE row predicted with its profile as fitted here (the presets' profile for
+// the others), and the one host time written into each. Keyed by profile name; a profile with no
+// rows comes back unfitted (rows_used empty).
+std::map<std::string, ProfileFit> fit_profiles(const std::vector<PublishedRun>& runs,
+                                               const std::vector<EfficiencyProfile>& bases,
+                                               const std::vector<std::string>& stacks,
+                                               const std::string& date, TopologyCache& topos);
+
+// Step 3 alone: the host time per MoE layer and micro-batch that best predicts the
+// mixture-of-experts rows of `runs`, each with its cluster's profile from `profiles` (read from
+// the presets when absent). host_s stays 0 without such rows.
+struct MoeHostFit {
+  double host_s = 0;
+  std::vector<std::string> rows;
+};
+MoeHostFit fit_moe_host(const std::vector<PublishedRun>& runs,
+                        const std::map<std::string, EfficiencyProfile>& profiles, TopologyCache& topos);
+
+// A time in milliseconds with one decimal: "9.0 ms".
+std::string format_ms(double seconds);
 
 // The table the cost model reads, drawn from the curve at d = 32 ... 16384 (4 decimals).
 std::vector<std::pair<double, double>> gemm_table(double e_max, double d_half);

@@ -108,3 +108,35 @@ TEST_CASE("fit: recovers the host time per MoE layer that generated the mixture-
   CHECK(fit.profile.moe_layer_host_s == Approx(0.0065).epsilon(1e-9));
   CHECK(fit.profile.source.find("6.5 ms") != std::string::npos);
 }
+
+TEST_CASE("fit: a fold's profiles carry the one host time fitted on every GPU's MoE rows") {
+  // Two profiles refitted together (a fold of cross-validation): the host time is fitted once,
+  // each MoE row predicted with its profile as refitted, and written into both.
+  Corpus c = legacy({"megatron-bridge-archive-h100-moe", "megatron-bridge-25.11-performance-summary"});
+  std::map<std::string, EfficiencyProfile> truth;
+  std::vector<EfficiencyProfile> bases;
+  for (const char* name : {"h100-megatron", "b200-megatron"}) {
+    truth[name] = load_profile(name);
+    truth[name].moe_layer_host_s = 0.0065;
+    bases.push_back(load_profile(name));
+    bases.back().moe_layer_host_s = 0;  // the fit starts from nothing
+  }
+  TopologyCache topos;
+  for (PublishedRun& r : c.runs) {
+    REQUIRE(truth.count(r.cluster.profile) == 1);
+    r.measured_iteration_time_s = validate_run(r, truth.at(r.cluster.profile), topos).predicted_iteration_time_s;
+  }
+  const std::map<std::string, ProfileFit> fits = fit_profiles(c.runs, bases, {}, "2026-01-01", topos);
+  REQUIRE(fits.size() == 2);
+  std::map<std::string, EfficiencyProfile> refitted;
+  for (const auto& [name, f] : fits) {
+    REQUIRE_FALSE(f.rows_used.empty());
+    refitted[name] = f.profile;
+  }
+  const MoeHostFit host = fit_moe_host(c.runs, refitted, topos);
+  CHECK(host.host_s == Approx(0.0065).margin(2e-4));  // the rows' own host time, to the curves' grid
+  for (const auto& [name, f] : fits) {
+    CHECK(f.profile.moe_layer_host_s == host.host_s);
+    CHECK(f.moe_host_rows == host.rows);
+  }
+}

@@ -147,6 +147,12 @@ std::optional<Fp8Scaling> fp8_scaling_from(const std::string& name) {
   return std::nullopt;
 }
 
+std::vector<const char*> fp8_scaling_names() {
+  std::vector<const char*> out;
+  for (Fp8Scaling s : kFp8Scalings) out.push_back(to_string(s));
+  return out;
+}
+
 bool fp8_scaling_supported(Fp8Scaling s, const GpuSpec& g) {
   const std::optional<int> major = compute_capability_major(g);
   return s != Fp8Scaling::mxfp8 || !major || *major >= 10;

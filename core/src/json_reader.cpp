@@ -99,9 +99,10 @@ double number_value(const JsonObjectReader& r, const std::string& key, const jso
   return x;
 }
 
-template <class Reader>
+// allowed: any range of const char* (an initializer list or a vector).
+template <class Reader, class Spellings>
 std::string enum_value(const Reader& r, const std::string& key, const json& v,
-                       std::initializer_list<const char*> allowed) {
+                       const Spellings& allowed) {
   std::string list;
   for (const char* a : allowed) list += (list.empty() ? "\"" : ", \"") + std::string(a) + "\"";
   if (!v.is_string()) r.fail(key, "must be one of " + list + " (got " + v.type_name() + ")");
@@ -176,6 +177,11 @@ std::string JsonObjectReader::get_string(const std::string& key) {
 
 std::string JsonObjectReader::get_enum(const std::string& key,
                                        std::initializer_list<const char*> allowed) {
+  return enum_value(*this, key, value(key), allowed);
+}
+
+std::string JsonObjectReader::get_enum(const std::string& key,
+                                       const std::vector<const char*>& allowed) {
   return enum_value(*this, key, value(key), allowed);
 }
 

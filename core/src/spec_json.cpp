@@ -403,7 +403,7 @@ StackSpec read_stack(JsonObjectReader& r) {
   if (r.has("attention_kernels")) read_stack_attention_kernels(r, s.attention_kernels);
   if (r.has("fp8")) {
     JsonObjectReader f = r.object("fp8");
-    s.fp8.scaling = *fp8_scaling_from(f.get_enum("scaling", {"delayed", "current", "mxfp8"}));
+    s.fp8.scaling = *fp8_scaling_from(f.get_enum("scaling", fp8_scaling_names()));
     s.fp8.weight_cast_per_micro_batch =
         f.get_enum("weight_cast", {"per_iteration", "per_micro_batch"}) == "per_micro_batch";
     if (f.get_string("source").empty()) f.fail("source", "must say where the recipe comes from");

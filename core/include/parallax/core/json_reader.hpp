@@ -27,6 +27,8 @@ class JsonObjectReader {
   std::string get_string(const std::string& key);
   // One of the allowed spellings; the error lists them.
   std::string get_enum(const std::string& key, std::initializer_list<const char*> allowed);
+  // The same, the spellings from a list built elsewhere (e.g. every value of an enum).
+  std::string get_enum(const std::string& key, const std::vector<const char*>& allowed);
 
   // Optional values: the fallback when the key is absent (null is not absent: it is a type error).
   int64_t get_int_or(const std::string& key, int64_t min, int64_t max, int64_t fallback);

@@ -210,4 +210,18 @@ TEST_CASE("read_json_file errors name the file", "[core][json]") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("a stack's fp8 recipe is one of kFp8Scalings, and the refusal lists them all", "[core][json]") {
+  json s = {{"attention", "fused"},
+            {"fp8", {{"scaling", "delayed"}, {"weight_cast", "per_iteration"}, {"source", "test"}}}};
+  std::string list;
+  for (Fp8Scaling x : kFp8Scalings) list += (list.empty() ? "\"" : ", \"") + std::string(to_string(x)) + "\"";
+  for (Fp8Scaling x : kFp8Scalings) {
+    s["fp8"]["scaling"] = to_string(x);
+    CHECK(read_as(s, read_stack, "stack.json").fp8.scaling == x);
+  }
+  s["fp8"]["scaling"] = "tensorwise";
+  require_input_error([&] { read_as(s, read_stack, "stack.json"); }, "$.fp8.scaling",
+                      {"stack.json", "must be one of " + list + " (got \"tensorwise\")"});
+}
+
 }  // namespace parallax::test

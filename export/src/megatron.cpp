@@ -233,6 +233,52 @@ MegatronImport import_megatron_command(const std::string& text, const PlanFile& 
   return import_megatron_args(split_args(clean), base);
 }
 
+namespace {
+
+// The Megatron-LM flag that sets a field of the model spec (its JSON path), to name it in a
+// refusal; the path itself for a field no single flag sets.
+std::string flag_of_model_path(const std::string& path) {
+  static constexpr std::pair<const char*, const char*> kFlags[] = {
+      {"$.layers", "--num-layers"},
+      {"$.hidden", "--hidden-size"},
+      {"$.heads", "--num-attention-heads"},
+      {"$.kv_heads", "--num-query-groups"},
+      {"$.head_dim", "--kv-channels"},
+      {"$.ffn_hidden", "--ffn-hidden-size"},
+      {"$.seq_len", "--seq-length"},
+      {"$.vocab", "--vocab-size"},
+      {"$.rope_base", "--rotary-base"},
+      {"$.rope_scaling.factor", "--rope-scaling-factor"},
+      {"$.moe.num_experts", "--num-experts"},
+      {"$.moe.top_k", "--moe-router-topk"},
+      {"$.moe.expert_ffn_hidden", "--moe-ffn-hidden-size"},
+      {"$.moe.shared_experts", "--moe-shared-expert-intermediate-size"},
+      {"$.moe.shared_expert_ffn_hidden", "--moe-shared-expert-intermediate-size"},
+      {"$.moe.layer_freq", "--moe-layer-freq"},
+      {"$.moe.first_k_dense", "--moe-layer-freq"},
+      {"$.moe.aux_loss_coeff", "--moe-aux-loss-coeff"},
+      {"$.moe.capacity_factor", "--moe-expert-capacity-factor"},
+  };
+  for (const auto& [json_path, flag] : kFlags)
+    if (path == json_path) return flag;
+  return path;
+}
+
+// The imported model under every rule of the model reader (read_model: heads divide hidden, kv
+// heads divide heads, top-k within the experts, ...), as a model file of the same shape would be;
+// Megatron-LM asserts the same in arguments.py and TransformerConfig. The refusal names the flag.
+void check_imported_model(const ModelSpec& m) {
+  const nlohmann::json j = to_json(m);
+  try {
+    JsonObjectReader r(j, "megatron args");
+    (void)read_model(r);
+  } catch (const InputError& e) {
+    throw InputError("megatron args", flag_of_model_path(e.path()), e.rule());
+  }
+}
+
+}  // namespace
+
 MegatronImport import_megatron_args(const std::vector<std::string>& tokens, const PlanFile& base) {
   // The model comes from the arguments alone: nothing of the base's shape may leak in.
   PlanFile blank = base;
@@ -260,6 +306,10 @@ MegatronImport import_megatron_args(const std::vector<std::string>& tokens, cons
   // Megatron-LM's default FFN (arguments.py): 4h, or with SwiGLU 2/3 of it in multiples of 64.
   if (m.ffn_hidden <= 0)
     m.ffn_hidden = m.activation == Activation::swiglu ? (4 * m.hidden * 2 / 3) / 64 * 64 : 4 * m.hidden;
+  // --moe-ffn-hidden-size defaults to the FFN's size, known only now when --ffn-hidden-size is
+  // not given (the MoE flags were read with it still 0).
+  if (m.is_moe() && m.moe.expert_ffn_hidden <= 0) m.moe.expert_ffn_hidden = m.ffn_hidden;
+  check_imported_model(m);
   return out;
 }
 

@@ -6,9 +6,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "cli_runner.hpp"
 
@@ -207,4 +209,31 @@ moe_dispatcher: hybridep
   const Result bad = run("predict --from-recipe " + temp_file("disp.yaml", "moe_dispatcher: ncclep\n"));
   CHECK(bad.code == 2);
   CHECK(bad.err.find("disp.yaml: $.moe_dispatcher") != std::string::npos);
+}
+
+TEST_CASE("an imported model Megatron-LM itself would refuse gets the model file's rule, named by its flag") {
+  // Megatron-LM asserts these (arguments.py: hidden % heads without --kv-channels;
+  // TransformerConfig: heads % query groups, top-k within the experts); the model reader has the
+  // same rules, and the import now runs them.
+  const std::string head = "--num-layers 4 --seq-length 128 --max-position-embeddings 128 --micro-batch-size 1 "
+                           "--global-batch-size 8 --bf16 --vocab-size 32000 ";
+  const std::pair<std::string, std::string> cases[] = {
+      {"--hidden-size 1000 --num-attention-heads 3",
+       "megatron args: --num-attention-heads: hidden (1000) must be divisible by heads (3)"},
+      {"--hidden-size 1024 --num-attention-heads 8 --group-query-attention --num-query-groups 3",
+       "megatron args: --num-query-groups: must divide heads (8) (got 3)"},
+      {"--hidden-size 1024 --num-attention-heads 8 --num-experts 8 --moe-router-topk 9 "
+       "--moe-token-dispatcher-type alltoall",
+       "megatron args: --moe-router-topk: must be <= num_experts (8) (got 9)"},
+  };
+  int n = 0;
+  for (const auto& [flags, message] : cases) {
+    INFO(flags);
+    const Result r = run("predict --gpus 8 --stack megatron-core --from-megatron-args " +
+                         temp_file("bad" + std::to_string(n++) + ".txt", head + flags));
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(message) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
 }

@@ -607,6 +607,20 @@ TEST_CASE("Megatron-Core's MoE flags round-trip to the same plan and experts") {
   CHECK_THROWS_AS(parse_megatron_args(a, mixtral), InputError);
 }
 
+TEST_CASE("an MoE import without --moe-ffn-hidden-size gives the experts the FFN's size, as Megatron-LM does") {
+  // Megatron-LM's arguments.py: moe_ffn_hidden_size defaults to ffn_hidden_size, which itself
+  // defaults to 4 * hidden (gelu) when --ffn-hidden-size is not given.
+  const std::string text = "--num-layers 4 --hidden-size 1024 --num-attention-heads 8 --seq-length 128 "
+                           "--global-batch-size 8 --micro-batch-size 1 --vocab-size 32000 --num-experts 8 "
+                           "--moe-router-topk 2 --moe-token-dispatcher-type alltoall";
+  const PlanFile f = import_megatron_command(text, plan_file("gpt-tiny", 8, 8, test::PlanBuilder(1, 1))).file;
+  CHECK(f.model.ffn_hidden == 4 * 1024);
+  CHECK(f.model.moe.expert_ffn_hidden == 4 * 1024);
+  const PlanFile g = import_megatron_command(text + " --ffn-hidden-size 2048",
+                                             plan_file("gpt-tiny", 8, 8, test::PlanBuilder(1, 1))).file;
+  CHECK(g.model.moe.expert_ffn_hidden == 2048);
+}
+
 // The flex dispatcher as Megatron-Bridge's H100 Qwen3 recipe runs it (moe_token_dispatcher_type
 // "flex", moe_flex_dispatcher_backend "hybridep"); Megatron-Core's own rules (transformer_config.py
 // __post_init__) on --moe-enable-deepep, and a backend Parallax does not cost, are refused.

@@ -303,12 +303,6 @@ MegatronImport import_megatron_args(const std::vector<std::string>& tokens, cons
       throw InputError("megatron args", flag,
                        std::string("is needed: the command line does not say it") +
                            (std::string(flag) == "--vocab-size" ? " (its tokenizer's vocabulary is not in the arguments)" : ""));
-  // Megatron-LM's default FFN (arguments.py): 4h, or with SwiGLU 2/3 of it in multiples of 64.
-  if (m.ffn_hidden <= 0)
-    m.ffn_hidden = m.activation == Activation::swiglu ? (4 * m.hidden * 2 / 3) / 64 * 64 : 4 * m.hidden;
-  // --moe-ffn-hidden-size defaults to the FFN's size, known only now when --ffn-hidden-size is
-  // not given (the MoE flags were read with it still 0).
-  if (m.is_moe() && m.moe.expert_ffn_hidden <= 0) m.moe.expert_ffn_hidden = m.ffn_hidden;
   check_imported_model(m);
   return out;
 }
@@ -464,6 +458,10 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
   }
   if (!gqa) m.kv_heads = m.heads;
   m.set_head_dim(m.kv_channels);  // the default, when stated, kept as 0
+  // Megatron-LM's default FFN (arguments.py): 4h, or with SwiGLU 2/3 of it in multiples of 64.
+  // It comes before the MoE flags: --moe-ffn-hidden-size defaults to it.
+  if (m.ffn_hidden <= 0)
+    m.ffn_hidden = m.activation == Activation::swiglu ? (4 * m.hidden * 2 / 3) / 64 * 64 : 4 * m.hidden;
   m.moe = MoeSpec{};
   megatron_moe::apply(moe, m, p);
   if (m.position == Position::rope) {

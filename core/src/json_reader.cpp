@@ -99,10 +99,9 @@ double number_value(const JsonObjectReader& r, const std::string& key, const jso
   return x;
 }
 
-// allowed: any range of const char* (an initializer list or a vector).
-template <class Reader, class Spellings>
+template <class Reader>
 std::string enum_value(const Reader& r, const std::string& key, const json& v,
-                       const Spellings& allowed) {
+                       const std::vector<const char*>& allowed) {
   std::string list;
   for (const char* a : allowed) list += (list.empty() ? "\"" : ", \"") + std::string(a) + "\"";
   if (!v.is_string()) r.fail(key, "must be one of " + list + " (got " + v.type_name() + ")");
@@ -176,11 +175,6 @@ std::string JsonObjectReader::get_string(const std::string& key) {
 }
 
 std::string JsonObjectReader::get_enum(const std::string& key,
-                                       std::initializer_list<const char*> allowed) {
-  return enum_value(*this, key, value(key), allowed);
-}
-
-std::string JsonObjectReader::get_enum(const std::string& key,
                                        const std::vector<const char*>& allowed) {
   return enum_value(*this, key, value(key), allowed);
 }
@@ -214,7 +208,7 @@ std::vector<T> list_value(JsonObjectReader& r, const std::string& key, const jso
 }  // namespace
 
 std::vector<std::string> JsonObjectReader::get_enum_list(const std::string& key,
-                                                         std::initializer_list<const char*> allowed) {
+                                                         const std::vector<const char*>& allowed) {
   return list_value<std::string>(*this, key, value(key), [&](const ElementFailer& at, const json& e) {
     return enum_value(at, key, e, allowed);
   });
@@ -250,7 +244,7 @@ std::string JsonObjectReader::get_string_or(const std::string& key, std::string 
 }
 
 std::string JsonObjectReader::get_enum_or(const std::string& key,
-                                          std::initializer_list<const char*> allowed,
+                                          const std::vector<const char*>& allowed,
                                           std::string fallback) {
   used_.insert(key);
   return has(key) ? get_enum(key, allowed) : fallback;

@@ -80,12 +80,34 @@ constexpr std::array kPositions{Position::learned, Position::rope, Position::ali
 constexpr std::array kNorms{Norm::layernorm, Norm::rmsnorm};
 constexpr std::array kRecomputes{Recompute::none, Recompute::selective, Recompute::full};
 constexpr std::array kSchedules{Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved};
-// Every spelling moe_dispatcher_from knows, in to_string's order.
-constexpr std::initializer_list<const char*> kDispatcherNames{"alltoall", "deepep", "hybridep"};
+constexpr std::array kDispatchers{MoeDispatcher::alltoall, MoeDispatcher::deepep,
+                                  MoeDispatcher::hybridep};
 constexpr std::array kExporters{Exporter::none, Exporter::megatron, Exporter::deepspeed,
                                 Exporter::parallax};
 constexpr std::array kParamBytes{ParamBytesConvention::b16, ParamBytesConvention::b18,
                                  ParamBytesConvention::b20};
+
+// The spellings of every value in `all` (to_string's): what a reader accepts and lists.
+template <class E, size_t N>
+std::vector<const char*> names_of(const std::array<E, N>& all) {
+  std::vector<const char*> out;
+  for (E e : all) out.push_back(to_string(e));
+  return out;
+}
+
+// An optional enum field: one of `all`'s spellings, or `fallback` when absent.
+template <class E, size_t N>
+E read_enum_or(JsonObjectReader& r, const std::string& key, const std::array<E, N>& all, E fallback) {
+  return enum_from(r.get_enum_or(key, names_of(all), to_string(fallback)), all);
+}
+
+// A non-empty list of `all`'s spellings, without repeats.
+template <class E, size_t N>
+std::vector<E> read_enum_list(JsonObjectReader& r, const std::string& key, const std::array<E, N>& all) {
+  std::vector<E> out;
+  for (const std::string& x : r.get_enum_list(key, names_of(all))) out.push_back(enum_from(x, all));
+  return out;
+}
 
 // "rope_base" and "rope_scaling" describe rotary embeddings: with learned or ALiBi positions they
 // would be silently ignored, so they are refused there.
@@ -133,12 +155,12 @@ ModelSpec read_model(JsonObjectReader& r) {
   m.ffn_hidden = r.get_int_or("ffn_hidden", 1, 4 * Limits::max_hidden, 4 * m.hidden);
   m.seq_len = r.get_int("seq_len", 1, Limits::max_seq_len);
   m.vocab = r.get_int("vocab", 1, Limits::max_vocab);
-  m.activation = enum_from(r.get_enum_or("activation", {"gelu", "swiglu"}, "gelu"), kActivations);
+  m.activation = read_enum_or(r, "activation", kActivations, Activation::gelu);
   m.position =
-      enum_from(r.get_enum_or("position", {"learned", "rope", "alibi"}, "learned"), kPositions);
+      read_enum_or(r, "position", kPositions, Position::learned);
   read_rope(r, m);
   m.tied_embeddings = r.get_bool_or("tied_embeddings", true);
-  m.norm = enum_from(r.get_enum_or("norm", {"layernorm", "rmsnorm"}, "layernorm"), kNorms);
+  m.norm = read_enum_or(r, "norm", kNorms, Norm::layernorm);
   m.dropout = r.get_number_or("dropout", 0, Limits::max_dropout, 0.1);
   m.linear_bias = r.get_bool_or("linear_bias", true);
   read_moe(r, m);
@@ -302,7 +324,7 @@ JobSpec read_job(JsonObjectReader& r) {
   j.global_batch = r.get_int("global_batch", 1, Limits::max_global_batch);
   j.tokens = r.get_number_or("tokens", 0, Limits::max_tokens, 0);
   j.dtype =
-      enum_from(r.get_enum_or("dtype", {"fp32", "tf32", "bf16", "fp16", "fp8"}, "bf16"), kDtypes);
+      read_enum_or(r, "dtype", kDtypes, Dtype::bf16);
   j.optimizer = r.get_enum_or("optimizer", {"adam"}, "adam");
   j.price_per_gpu_hour_usd = r.get_number_or("price_per_gpu_hour_usd", 0, kMaxPricePerGpuHour, 0);
   const int64_t bpp = r.get_int_or("bytes_per_param", 16, 20, 18);
@@ -340,14 +362,10 @@ void read_stack_capabilities(JsonObjectReader& r, StackCapabilities& c) {
                   "moe_dispatchers", "moe_refusal", "pipeline_split_accounting", "source"});
   if (o.has("zero")) c.zero_stages = o.get_int_list("zero", 0, 3);
   if (o.has("schedules")) {
-    c.schedules.clear();
-    for (const std::string& x : o.get_enum_list("schedules", {"gpipe", "1f1b", "interleaved"}))
-      c.schedules.push_back(enum_from(x, kSchedules));
+    c.schedules = read_enum_list(o, "schedules", kSchedules);
   }
   if (o.has("positions")) {
-    c.positions.clear();
-    for (const std::string& x : o.get_enum_list("positions", {"learned", "rope", "alibi"}))
-      c.positions.push_back(enum_from(x, kPositions));
+    c.positions = read_enum_list(o, "positions", kPositions);
   }
   c.tensor_parallel = o.get_bool_or("tensor_parallel", true);
   c.sequence_parallel = o.get_bool_or("sequence_parallel", c.tensor_parallel);
@@ -373,9 +391,7 @@ void read_stack_capabilities(JsonObjectReader& r, StackCapabilities& c) {
   c.expert_tensor_parallel = o.get_bool_or("expert_tensor_parallel", c.expert_parallel);
   if (o.has("expert_parallel_zero")) c.expert_parallel_zero = o.get_int_list("expert_parallel_zero", 0, 3);
   if (o.has("moe_dispatchers")) {
-    c.moe_dispatchers.clear();
-    for (const std::string& x : o.get_enum_list("moe_dispatchers", kDispatcherNames))
-      c.moe_dispatchers.push_back(*moe_dispatcher_from(x));
+    c.moe_dispatchers = read_enum_list(o, "moe_dispatchers", kDispatchers);
     if (!c.expert_parallel) o.fail("moe_dispatchers", "needs \"expert_parallel\": true");
   }
   c.moe_refusal = o.get_string_or("moe_refusal", "");
@@ -386,8 +402,7 @@ void read_stack_capabilities(JsonObjectReader& r, StackCapabilities& c) {
     if (std::find(c.zero_stages.begin(), c.zero_stages.end(), z) == c.zero_stages.end())
       o.fail("expert_parallel_zero", "lists ZeRO stage " + std::to_string(z) + ", not in \"zero\"");
   if (c.moe && !c.moe_refusal.empty()) o.fail("moe_refusal", "only for a stack with \"moe\": false");
-  c.exporter = enum_from(o.get_enum_or("export", {"none", "megatron", "deepspeed", "parallax"}, "none"),
-                         kExporters);
+  c.exporter = read_enum_or(o, "export", kExporters, Exporter::none);
   if (o.get_string("source").empty()) o.fail("source", "must say where the capabilities come from");
   o.finish();
 }
@@ -454,8 +469,7 @@ StackSpec read_stack(JsonObjectReader& r) {
 }
 
 MoeDispatcher read_moe_dispatcher(JsonObjectReader& r, const std::string& key) {
-  // get_enum_or refused any other spelling, so moe_dispatcher_from always finds one.
-  return *moe_dispatcher_from(r.get_enum_or(key, kDispatcherNames, "alltoall"));
+  return read_enum_or(r, key, kDispatchers, MoeDispatcher::alltoall);
 }
 
 void read_split_accounting(JsonObjectReader& r, PlanSpec& p) {
@@ -482,15 +496,14 @@ PlanSpec read_plan(JsonObjectReader& r) {
   p.num_micro_batches = r.get_int_or("num_micro_batches", 1, Limits::max_global_batch, 0);
   p.sequence_parallel = r.get_bool_or("sequence_parallel", false);
   p.recompute =
-      enum_from(r.get_enum_or("recompute", {"none", "selective", "full"}, "none"), kRecomputes);
+      read_enum_or(r, "recompute", kRecomputes, Recompute::none);
   p.recompute_layers = r.get_int_or("recompute_layers", 0, Limits::max_layers, 0);
   p.zero = r.get_int_or("zero", 0, 3, 0);
   p.first_stage_layers = r.get_int_or("first_stage_layers", 0, Limits::max_layers, 0);
   p.last_stage_layers = r.get_int_or("last_stage_layers", 0, Limits::max_layers, 0);
   read_split_accounting(r, p);
-  p.schedule = enum_from(r.get_enum_or("schedule", {"gpipe", "1f1b", "interleaved"},
-                                       p.vpp > 1 ? "interleaved" : "1f1b"),
-                         kSchedules);
+  p.schedule = read_enum_or(r, "schedule", kSchedules,
+                            p.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b);
   p.order = r.get_string_or("order", p.order);
   if (!is_valid_order(p.order))
     r.fail("order", "must be tp, dp and pp (and optionally cp), each once, joined by '-' (got " +

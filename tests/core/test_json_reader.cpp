@@ -224,4 +224,25 @@ TEST_CASE("a stack's fp8 recipe is one of kFp8Scalings, and the refusal lists th
                       {"stack.json", "must be one of " + list + " (got \"tensorwise\")"});
 }
 
+TEST_CASE("a plan's moe_dispatcher reads every MoeDispatcher spelling, and the refusal lists them all",
+          "[core][json]") {
+  const MoeDispatcher all[] = {MoeDispatcher::alltoall, MoeDispatcher::deepep, MoeDispatcher::hybridep};
+  json p = base_plan();
+  CHECK(read_as(p, read_plan).moe_dispatcher == MoeDispatcher::alltoall);  // Megatron-Core's default
+  std::string list;
+  for (MoeDispatcher d : all) {
+    list += (list.empty() ? "\"" : ", \"") + std::string(to_string(d)) + "\"";
+    p["moe_dispatcher"] = to_string(d);
+    CHECK(read_as(p, read_plan).moe_dispatcher == d);
+  }
+  p["moe_dispatcher"] = "allgather";
+  require_input_error([&] { read_as(p, read_plan); }, "$.moe_dispatcher",
+                      {"must be one of " + list + " (got \"allgather\")"});
+  // The default schedule follows the virtual stages: interleaved with vpp > 1, else 1F1B.
+  p = base_plan();
+  CHECK(read_as(p, read_plan).schedule == Schedule::one_f_one_b);
+  p["vpp"] = 2;
+  CHECK(read_as(p, read_plan).schedule == Schedule::interleaved);
+}
+
 }  // namespace parallax::test

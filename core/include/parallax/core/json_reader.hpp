@@ -2,7 +2,6 @@
 // Strict reading of one JSON object: every access names its JSON path, every value is range-checked,
 // and finish() rejects keys nobody asked for. All failures throw InputError.
 #include <cstdint>
-#include <initializer_list>
 #include <optional>
 #include <set>
 #include <string>
@@ -25,9 +24,8 @@ class JsonObjectReader {
   double get_number(const std::string& key, double min, double max);
   bool get_bool(const std::string& key);
   std::string get_string(const std::string& key);
-  // One of the allowed spellings; the error lists them.
-  std::string get_enum(const std::string& key, std::initializer_list<const char*> allowed);
-  // The same, the spellings from a list built elsewhere (e.g. every value of an enum).
+  // One of the allowed spellings (a braced list, or one built elsewhere, e.g. every value of an
+  // enum); the error lists them.
   std::string get_enum(const std::string& key, const std::vector<const char*>& allowed);
 
   // Optional values: the fallback when the key is absent (null is not absent: it is a type error).
@@ -35,12 +33,12 @@ class JsonObjectReader {
   double get_number_or(const std::string& key, double min, double max, double fallback);
   bool get_bool_or(const std::string& key, bool fallback);
   std::string get_string_or(const std::string& key, std::string fallback);
-  std::string get_enum_or(const std::string& key, std::initializer_list<const char*> allowed,
+  std::string get_enum_or(const std::string& key, const std::vector<const char*>& allowed,
                           std::string fallback);
 
   // Non-empty arrays without repeats: of allowed spellings, or of integers in [min, max].
   std::vector<std::string> get_enum_list(const std::string& key,
-                                         std::initializer_list<const char*> allowed);
+                                         const std::vector<const char*>& allowed);
   std::vector<int64_t> get_int_list(const std::string& key, int64_t min, int64_t max);
 
   bool has(const std::string& key) const;

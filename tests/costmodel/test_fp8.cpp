@@ -10,6 +10,7 @@
 #include "parallax/costmodel/iteration_costs.hpp"
 #include "parallax/costmodel/memory.hpp"
 #include "parallax/costmodel/ops.hpp"
+#include "op_lookup.hpp"
 #include "spec_builders.hpp"
 
 using namespace parallax;
@@ -27,12 +28,6 @@ JobSpec fp8_job(Fp8Scaling scaling, bool weight_per_mb) {
   return j;
 }
 
-const Op* find(const std::vector<Op>& v, const std::string& name) {
-  for (const Op& o : v)
-    if (o.name == name) return &o;
-  return nullptr;
-}
-
 std::vector<Op> ops_for(const JobSpec& j, int64_t tp, bool sp) {
   const PlanSpec p = test::PlanBuilder(tp, 1).batches(1, 1).sequence_parallel(sp);
   return layer_ops(kModel, shard_shape(kModel, j, p), Recompute::none);
@@ -45,13 +40,13 @@ TEST_CASE("fp8: the linear layers' three GEMMs run in fp8, attention and the out
   const std::vector<Op> v = ops_for(j, 1, false);
   for (const char* n : {"qkv", "qkv.dgrad", "qkv.wgrad", "proj", "fc1", "fc1.wgrad", "fc2.dgrad"}) {
     INFO(n);
-    REQUIRE(find(v, n));
-    CHECK(find(v, n)->fp8);
+    REQUIRE(test::find_op(v, n));
+    CHECK(test::find_op(v, n)->fp8);
   }
-  CHECK_FALSE(find(v, "attn.scores")->fp8);
+  CHECK_FALSE(test::find_op(v, "attn.scores")->fp8);
   const PlanSpec p = test::PlanBuilder(1, 1).batches(1, 1);
   const std::vector<Op> head = head_ops(kModel, shard_shape(kModel, j, p));
-  CHECK_FALSE(find(head, "logits")->fp8);
+  CHECK_FALSE(test::find_op(head, "logits")->fp8);
   // A bf16 job has no fp8 GEMMs and no casts.
   JobSpec bf16;
   for (const Op& o : ops_for(bf16, 1, false)) {
@@ -64,21 +59,21 @@ TEST_CASE("fp8: each cast reads 16 bits and writes fp8 and its transpose; curren
   const double s = 1024, h = 1024, f = 4096;
   const std::vector<Op> d = ops_for(fp8_job(Fp8Scaling::delayed, false), 1, false);
   // qkv's input X [s, h]: 2 + 1 + 1 bytes per element.
-  CHECK(find(d, "fp8_cast.qkv")->bytes == Approx(s * h * 4));
+  CHECK(test::find_op(d, "fp8_cast.qkv")->bytes == Approx(s * h * 4));
   // fc2's input is the FFN activation [s, f]; its output gradient [s, h].
-  CHECK(find(d, "fp8_cast.fc2")->bytes == Approx(s * f * 4));
-  CHECK(find(d, "fp8_cast.fc2.bwd")->bytes == Approx(s * h * 4));
-  CHECK(find(d, "fp8_cast.fc1.bwd")->bytes == Approx(s * f * 4));
-  CHECK(std::string(find(d, "fp8_cast.fc2.bwd")->op_class) == "fp8_cast.bwd");
-  CHECK(find(d, "fp8_cast.fc2.bwd")->phase == Phase::backward_data);
+  CHECK(test::find_op(d, "fp8_cast.fc2")->bytes == Approx(s * f * 4));
+  CHECK(test::find_op(d, "fp8_cast.fc2.bwd")->bytes == Approx(s * h * 4));
+  CHECK(test::find_op(d, "fp8_cast.fc1.bwd")->bytes == Approx(s * f * 4));
+  CHECK(std::string(test::find_op(d, "fp8_cast.fc2.bwd")->op_class) == "fp8_cast.bwd");
+  CHECK(test::find_op(d, "fp8_cast.fc2.bwd")->phase == Phase::backward_data);
   // Weights cast per iteration: no per-micro-batch weight cast.
-  CHECK_FALSE(find(d, "fp8_cast.qkv.weight"));
+  CHECK_FALSE(test::find_op(d, "fp8_cast.qkv.weight"));
   // Current scaling: the amax pass reads the 16-bit tensor once more (6 bytes per element);
   // weights cast per micro-batch: qkv's [h, 3h] weight.
   const std::vector<Op> c = ops_for(fp8_job(Fp8Scaling::current, true), 1, false);
-  CHECK(find(c, "fp8_cast.qkv")->bytes == Approx(s * h * 6));
-  REQUIRE(find(c, "fp8_cast.qkv.weight"));
-  CHECK(find(c, "fp8_cast.qkv.weight")->bytes == Approx(h * 3 * h * 6));
+  CHECK(test::find_op(c, "fp8_cast.qkv")->bytes == Approx(s * h * 6));
+  REQUIRE(test::find_op(c, "fp8_cast.qkv.weight"));
+  CHECK(test::find_op(c, "fp8_cast.qkv.weight")->bytes == Approx(h * 3 * h * 6));
 }
 
 TEST_CASE("fp8: an MXFP8 cast writes both block-scaled copies and a scale byte per 32 elements each") {
@@ -87,8 +82,8 @@ TEST_CASE("fp8: an MXFP8 cast writes both block-scaled copies and a scale byte p
   // E8M0 scale per 32 elements for each copy (2 / 32 bytes): 4.0625 bytes per element.
   const double s = 1024, h = 1024;
   const std::vector<Op> mx = ops_for(fp8_job(Fp8Scaling::mxfp8, false), 1, false);
-  CHECK(find(mx, "fp8_cast.qkv")->bytes == Approx(s * h * (2 + 1 + 1 + 2.0 / 32)));
-  CHECK(find(mx, "fp8_cast.fc2.bwd")->bytes == Approx(s * h * 4.0625));
+  CHECK(test::find_op(mx, "fp8_cast.qkv")->bytes == Approx(s * h * (2 + 1 + 1 + 2.0 / 32)));
+  CHECK(test::find_op(mx, "fp8_cast.fc2.bwd")->bytes == Approx(s * h * 4.0625));
   CHECK(std::string(to_string(Fp8Scaling::mxfp8)) == "mxfp8");
   CHECK(fp8_scaling_from("mxfp8") == Fp8Scaling::mxfp8);
   CHECK_FALSE(fp8_scaling_from("tensorwise"));
@@ -112,13 +107,13 @@ TEST_CASE("fp8: under sequence parallelism the gathered tensor is cast on this r
   const std::vector<Op> sp = ops_for(j, 2, true);
   // Column-parallel (qkv, fc1): the input is all-gathered after its cast, s*h/t elements; the
   // output gradient is this rank's [s, N/t].
-  CHECK(find(sp, "fp8_cast.qkv")->bytes == Approx(s * h / t * 4));
-  CHECK(find(sp, "fp8_cast.qkv.bwd")->bytes == Approx(s * 3 * h / t * 4));
+  CHECK(test::find_op(sp, "fp8_cast.qkv")->bytes == Approx(s * h / t * 4));
+  CHECK(test::find_op(sp, "fp8_cast.qkv.bwd")->bytes == Approx(s * 3 * h / t * 4));
   // Row-parallel (proj, fc2): the input is local [s, K/t]; the output gradient is gathered, cast on s*h/t.
-  CHECK(find(sp, "fp8_cast.fc2")->bytes == Approx(s * f / t * 4));
-  CHECK(find(sp, "fp8_cast.fc2.bwd")->bytes == Approx(s * h / t * 4));
+  CHECK(test::find_op(sp, "fp8_cast.fc2")->bytes == Approx(s * f / t * 4));
+  CHECK(test::find_op(sp, "fp8_cast.fc2.bwd")->bytes == Approx(s * h / t * 4));
   // Without SP the replicated input is cast whole on every rank.
-  CHECK(find(ops_for(j, 2, false), "fp8_cast.qkv")->bytes == Approx(s * h * 4));
+  CHECK(test::find_op(ops_for(j, 2, false), "fp8_cast.qkv")->bytes == Approx(s * h * 4));
 }
 
 TEST_CASE("fp8: weights cast once per iteration join the optimizer step's memory pass") {

@@ -10,6 +10,7 @@
 #include "parallax/costmodel/iteration_costs.hpp"
 #include "parallax/costmodel/memory.hpp"
 #include "parallax/costmodel/ops.hpp"
+#include "op_lookup.hpp"
 #include "spec_builders.hpp"
 
 using namespace parallax;
@@ -17,20 +18,13 @@ using namespace parallax;
 namespace {
 
 // b 2, s 1024, h 1024, a 16 (d 64), t 2: 8 heads per rank.
-const ModelSpec kModel = test::gpt_shape("t", 2, 1024, 16, 4096, 1024, 51200);
+const ModelSpec kAttentionModel = test::gpt_shape("t", 2, 1024, 16, 4096, 1024, 51200);
 
 std::vector<Op> ops(Attention a, Recompute r) {
   JobSpec j;
   j.attention = a;
   const PlanSpec p = test::PlanBuilder(2, 1).batches(2, 1).recompute(r);
-  return layer_ops(kModel, shard_shape(kModel, j, p), r);
-}
-
-const Op* find(const std::vector<Op>& v, const std::string& name) {
-  for (const Op& o : v) {
-    if (o.name == name) return &o;
-  }
-  return nullptr;
+  return layer_ops(kAttentionModel, shard_shape(kAttentionModel, j, p), r);
 }
 
 size_t count_phase(const std::vector<Op>& v, Phase ph) {
@@ -42,8 +36,8 @@ size_t count_phase(const std::vector<Op>& v, Phase ph) {
 TEST_CASE("fused attention: causal QK^T and PV FLOPs, the backward 2.5x, no s x s traffic") {
   const std::vector<Op> v = ops(Attention::fused, Recompute::none);
   const double b = 2, s = 1024, a = 8, d = 64, e = 2;
-  const Op* f = find(v, "attn.flash");
-  const Op* g = find(v, "attn.flash.bwd");
+  const Op* f = test::find_op(v, "attn.flash");
+  const Op* g = test::find_op(v, "attn.flash.bwd");
   REQUIRE(f);
   REQUIRE(g);
   // Two products of 2 b a s^2 d FLOPs each, half of them under the causal mask.
@@ -54,10 +48,10 @@ TEST_CASE("fused attention: causal QK^T and PV FLOPs, the backward 2.5x, no s x 
   CHECK(f->bytes == Approx(4 * b * s * a * d * e + 4 * b * a * s));
   CHECK(std::string(f->op_class) == "flash_attention");
   CHECK(std::string(g->op_class) == "flash_attention.bwd");
-  CHECK_FALSE(find(v, "attn.softmax"));
-  CHECK_FALSE(find(v, "attn.scores"));
+  CHECK_FALSE(test::find_op(v, "attn.softmax"));
+  CHECK_FALSE(test::find_op(v, "attn.scores"));
   // The unfused path keeps its s x s softmax.
-  CHECK(find(ops(Attention::unfused, Recompute::none), "attn.softmax"));
+  CHECK(test::find_op(ops(Attention::unfused, Recompute::none), "attn.softmax"));
 }
 
 TEST_CASE("fused attention with unpad / pad: the packed copies of q, k, v and the output, by hand") {
@@ -68,18 +62,19 @@ TEST_CASE("fused attention with unpad / pad: the packed copies of q, k, v and th
   j.attention = Attention::fused;
   j.attention_unpad = true;
   const PlanSpec p = test::PlanBuilder(2, 1).batches(2, 1);
-  const std::vector<Op> v = layer_ops(kModel, shard_shape(kModel, j, p), Recompute::none);
+  const std::vector<Op> v =
+      layer_ops(kAttentionModel, shard_shape(kAttentionModel, j, p), Recompute::none);
   const double b = 2, s = 1024, a = 8, d = 64, e = 2, q = b * s * a * d;  // MHA: k, v as q
-  REQUIRE(find(v, "attn.unpad"));
-  CHECK(find(v, "attn.unpad")->bytes == Approx(2 * 3 * q * e));
-  CHECK(find(v, "attn.pad")->bytes == Approx(3 * q * e));
-  CHECK(find(v, "attn.pad.bwd")->bytes == Approx(2 * q * e));
-  CHECK(find(v, "attn.unpad.bwd")->bytes == Approx(3 * 3 * q * e));
-  CHECK(find(v, "attn.unpad.bwd")->phase == Phase::backward_data);
+  REQUIRE(test::find_op(v, "attn.unpad"));
+  CHECK(test::find_op(v, "attn.unpad")->bytes == Approx(2 * 3 * q * e));
+  CHECK(test::find_op(v, "attn.pad")->bytes == Approx(3 * q * e));
+  CHECK(test::find_op(v, "attn.pad.bwd")->bytes == Approx(2 * q * e));
+  CHECK(test::find_op(v, "attn.unpad.bwd")->bytes == Approx(3 * 3 * q * e));
+  CHECK(test::find_op(v, "attn.unpad.bwd")->phase == Phase::backward_data);
   // Off by default, and meaningless without fused attention.
-  CHECK_FALSE(find(ops(Attention::fused, Recompute::none), "attn.unpad"));
+  CHECK_FALSE(test::find_op(ops(Attention::fused, Recompute::none), "attn.unpad"));
   j.attention = Attention::unfused;
-  CHECK_FALSE(find(layer_ops(kModel, shard_shape(kModel, j, p), Recompute::none), "attn.unpad"));
+  CHECK_FALSE(test::find_op(layer_ops(kAttentionModel, shard_shape(kAttentionModel, j, p), Recompute::none), "attn.unpad"));
 }
 
 TEST_CASE("fused attention: selective recompute has nothing to re-run, full re-runs the kernel") {
@@ -92,7 +87,7 @@ TEST_CASE("fused attention: selective recompute has nothing to re-run, full re-r
 }
 
 TEST_CASE("fused attention: the 5as/h of Korthikanti's activations becomes the log-sum-exp") {
-  const ModelSpec& m = kModel;
+  const ModelSpec& m = kAttentionModel;
   const double s = 1024, b = 1, h = 1024, a = 16, t = 8, sbh = s * b * h;
   CHECK(layer_activation_bytes(m, 1, 8, false, Recompute::none, Attention::fused) ==
         Approx(sbh * (10 + 24 / t + 4 * a / (h * t))));
@@ -115,8 +110,8 @@ TEST_CASE("fused attention runs at the profile's efficiency without a kernel, an
   JobSpec fp8 = bf16;
   fp8.dtype = Dtype::fp8;
   const std::vector<Op> v = ops(Attention::fused, Recompute::none);
-  const Op& f = *find(v, "attn.flash");
-  const Op& g = *find(v, "attn.flash.bwd");
+  const Op& f = *test::find_op(v, "attn.flash");
+  const Op& g = *test::find_op(v, "attn.flash.bwd");
   REQUIRE(prof.fused_attention_forward > 0);
   CHECK(op_time_s(f, gpu, bf16, prof) ==
         Approx(f.flops / (gpu.peak(Dtype::bf16) * prof.fused_attention_forward)));

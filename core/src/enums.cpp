@@ -147,19 +147,13 @@ std::optional<Fp8Scaling> fp8_scaling_from(const std::string& name) {
   return std::nullopt;
 }
 
-std::vector<const char*> fp8_scaling_names() {
-  std::vector<const char*> out;
-  for (Fp8Scaling s : kFp8Scalings) out.push_back(to_string(s));
-  return out;
-}
-
 bool fp8_scaling_supported(Fp8Scaling s, const GpuSpec& g) {
   const std::optional<int> major = compute_capability_major(g);
   return s != Fp8Scaling::mxfp8 || !major || *major >= 10;
 }
 
 std::optional<MoeDispatcher> moe_dispatcher_from(const std::string& name) {
-  for (MoeDispatcher d : {MoeDispatcher::alltoall, MoeDispatcher::deepep, MoeDispatcher::hybridep})
+  for (MoeDispatcher d : kMoeDispatchers)
     if (name == to_string(d)) return d;
   return std::nullopt;
 }

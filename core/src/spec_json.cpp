@@ -12,6 +12,7 @@
 #include "json_text.hpp"
 #include "model_json_parts.hpp"
 #include "parallax/core/attention_kernel_io.hpp"
+#include "parallax/core/enum_names.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/presets.hpp"
 
@@ -80,20 +81,10 @@ constexpr std::array kPositions{Position::learned, Position::rope, Position::ali
 constexpr std::array kNorms{Norm::layernorm, Norm::rmsnorm};
 constexpr std::array kRecomputes{Recompute::none, Recompute::selective, Recompute::full};
 constexpr std::array kSchedules{Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved};
-constexpr std::array kDispatchers{MoeDispatcher::alltoall, MoeDispatcher::deepep,
-                                  MoeDispatcher::hybridep};
 constexpr std::array kExporters{Exporter::none, Exporter::megatron, Exporter::deepspeed,
                                 Exporter::parallax};
 constexpr std::array kParamBytes{ParamBytesConvention::b16, ParamBytesConvention::b18,
                                  ParamBytesConvention::b20};
-
-// The spellings of every value in `all` (to_string's): what a reader accepts and lists.
-template <class E, size_t N>
-std::vector<const char*> names_of(const std::array<E, N>& all) {
-  std::vector<const char*> out;
-  for (E e : all) out.push_back(to_string(e));
-  return out;
-}
 
 // An optional enum field: one of `all`'s spellings, or `fallback` when absent.
 template <class E, size_t N>
@@ -156,8 +147,7 @@ ModelSpec read_model(JsonObjectReader& r) {
   m.seq_len = r.get_int("seq_len", 1, Limits::max_seq_len);
   m.vocab = r.get_int("vocab", 1, Limits::max_vocab);
   m.activation = read_enum_or(r, "activation", kActivations, Activation::gelu);
-  m.position =
-      read_enum_or(r, "position", kPositions, Position::learned);
+  m.position = read_enum_or(r, "position", kPositions, Position::learned);
   read_rope(r, m);
   m.tied_embeddings = r.get_bool_or("tied_embeddings", true);
   m.norm = read_enum_or(r, "norm", kNorms, Norm::layernorm);
@@ -323,8 +313,7 @@ JobSpec read_job(JsonObjectReader& r) {
   JobSpec j;
   j.global_batch = r.get_int("global_batch", 1, Limits::max_global_batch);
   j.tokens = r.get_number_or("tokens", 0, Limits::max_tokens, 0);
-  j.dtype =
-      read_enum_or(r, "dtype", kDtypes, Dtype::bf16);
+  j.dtype = read_enum_or(r, "dtype", kDtypes, Dtype::bf16);
   j.optimizer = r.get_enum_or("optimizer", {"adam"}, "adam");
   j.price_per_gpu_hour_usd = r.get_number_or("price_per_gpu_hour_usd", 0, kMaxPricePerGpuHour, 0);
   const int64_t bpp = r.get_int_or("bytes_per_param", 16, 20, 18);
@@ -391,7 +380,7 @@ void read_stack_capabilities(JsonObjectReader& r, StackCapabilities& c) {
   c.expert_tensor_parallel = o.get_bool_or("expert_tensor_parallel", c.expert_parallel);
   if (o.has("expert_parallel_zero")) c.expert_parallel_zero = o.get_int_list("expert_parallel_zero", 0, 3);
   if (o.has("moe_dispatchers")) {
-    c.moe_dispatchers = read_enum_list(o, "moe_dispatchers", kDispatchers);
+    c.moe_dispatchers = read_enum_list(o, "moe_dispatchers", kMoeDispatchers);
     if (!c.expert_parallel) o.fail("moe_dispatchers", "needs \"expert_parallel\": true");
   }
   c.moe_refusal = o.get_string_or("moe_refusal", "");
@@ -418,7 +407,7 @@ StackSpec read_stack(JsonObjectReader& r) {
   if (r.has("attention_kernels")) read_stack_attention_kernels(r, s.attention_kernels);
   if (r.has("fp8")) {
     JsonObjectReader f = r.object("fp8");
-    s.fp8.scaling = *fp8_scaling_from(f.get_enum("scaling", fp8_scaling_names()));
+    s.fp8.scaling = *fp8_scaling_from(f.get_enum("scaling", names_of(kFp8Scalings)));
     s.fp8.weight_cast_per_micro_batch =
         f.get_enum("weight_cast", {"per_iteration", "per_micro_batch"}) == "per_micro_batch";
     if (f.get_string("source").empty()) f.fail("source", "must say where the recipe comes from");
@@ -469,7 +458,7 @@ StackSpec read_stack(JsonObjectReader& r) {
 }
 
 MoeDispatcher read_moe_dispatcher(JsonObjectReader& r, const std::string& key) {
-  return read_enum_or(r, key, kDispatchers, MoeDispatcher::alltoall);
+  return read_enum_or(r, key, kMoeDispatchers, MoeDispatcher::alltoall);
 }
 
 void read_split_accounting(JsonObjectReader& r, PlanSpec& p) {
@@ -495,8 +484,7 @@ PlanSpec read_plan(JsonObjectReader& r) {
   p.micro_batch = r.get_int("micro_batch", 1, Limits::max_global_batch);
   p.num_micro_batches = r.get_int_or("num_micro_batches", 1, Limits::max_global_batch, 0);
   p.sequence_parallel = r.get_bool_or("sequence_parallel", false);
-  p.recompute =
-      read_enum_or(r, "recompute", kRecomputes, Recompute::none);
+  p.recompute = read_enum_or(r, "recompute", kRecomputes, Recompute::none);
   p.recompute_layers = r.get_int_or("recompute_layers", 0, Limits::max_layers, 0);
   p.zero = r.get_int_or("zero", 0, 3, 0);
   p.first_stage_layers = r.get_int_or("first_stage_layers", 0, Limits::max_layers, 0);

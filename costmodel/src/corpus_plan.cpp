@@ -5,6 +5,7 @@
 
 #include "corpus_row.hpp"
 #include "parallax/core/attention_kernel_io.hpp"
+#include "parallax/core/enum_names.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/core/spec_json.hpp"
@@ -140,7 +141,7 @@ void read_row_job(JsonObjectReader& r, PublishedRun& run, std::vector<std::strin
   if (r.has("async_tp")) run.job.overlap.tp_comm = r.get_bool("async_tp");
   // The row's own fp8 scaling where the source names the recipe (Megatron-Bridge's fp8cs).
   if (r.has("fp8_scaling"))
-    run.job.fp8.scaling = *fp8_scaling_from(r.get_enum("fp8_scaling", fp8_scaling_names()));
+    run.job.fp8.scaling = *fp8_scaling_from(r.get_enum("fp8_scaling", names_of(kFp8Scalings)));
   // The row's own kernels where the source says (torch.compile on an eager stack), else the stack's.
   if (r.has("kernels"))
     run.job.kernels = r.get_enum("kernels", {"fused", "eager"}) == "eager" ? Kernels::eager : Kernels::fused;

@@ -226,11 +226,10 @@ TEST_CASE("a stack's fp8 recipe is one of kFp8Scalings, and the refusal lists th
 
 TEST_CASE("a plan's moe_dispatcher reads every MoeDispatcher spelling, and the refusal lists them all",
           "[core][json]") {
-  const MoeDispatcher all[] = {MoeDispatcher::alltoall, MoeDispatcher::deepep, MoeDispatcher::hybridep};
   json p = base_plan();
   CHECK(read_as(p, read_plan).moe_dispatcher == MoeDispatcher::alltoall);  // Megatron-Core's default
   std::string list;
-  for (MoeDispatcher d : all) {
+  for (MoeDispatcher d : kMoeDispatchers) {
     list += (list.empty() ? "\"" : ", \"") + std::string(to_string(d)) + "\"";
     p["moe_dispatcher"] = to_string(d);
     CHECK(read_as(p, read_plan).moe_dispatcher == d);

@@ -120,7 +120,7 @@ TEST_CASE("a dispatcher the stack does not list is refused with the stack's own 
 }
 
 TEST_CASE("dispatcher names read back to the dispatcher they spell") {
-  for (MoeDispatcher d : {MoeDispatcher::alltoall, MoeDispatcher::deepep, MoeDispatcher::hybridep})
+  for (MoeDispatcher d : kMoeDispatchers)
     CHECK(moe_dispatcher_from(to_string(d)) == d);
   CHECK_FALSE(moe_dispatcher_from("ncclep").has_value());  // Megatron-Core's third flex backend
   CHECK_FALSE(moe_dispatcher_from("flex").has_value());

@@ -626,7 +626,7 @@ TEST_CASE("an MoE import without --moe-ffn-hidden-size gives the experts the FFN
 // __post_init__) on --moe-enable-deepep, and a backend Parallax does not cost, are refused.
 TEST_CASE("the flex token dispatcher exports with its backend and parses back") {
   using test::PlanBuilder;
-  for (MoeDispatcher d : {MoeDispatcher::alltoall, MoeDispatcher::deepep, MoeDispatcher::hybridep}) {
+  for (MoeDispatcher d : kMoeDispatchers) {
     PlanFile qwen = plan_file("qwen3-30b-a3b", 16, 512, PlanBuilder(1, 1).ep(16));
     qwen.plan.moe_dispatcher = d;
     qwen.job.framework = "megatron-core";

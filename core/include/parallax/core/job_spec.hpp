@@ -77,8 +77,6 @@ const char* to_string(Fp8Scaling s);
 bool fp8_scaling_supported(Fp8Scaling s, const GpuSpec& g);
 // The recipe spelled as to_string spells it; nullopt for any other spelling.
 std::optional<Fp8Scaling> fp8_scaling_from(const std::string& name);
-// Every recipe's spelling, in kFp8Scalings' order: what a reader accepts.
-std::vector<const char*> fp8_scaling_names();
 struct Fp8Recipe {
   Fp8Scaling scaling = Fp8Scaling::delayed;
   bool weight_cast_per_micro_batch = false;

@@ -1,6 +1,7 @@
 #pragma once
 // How a job is split over GPUs. Invariants (checked by validate_plan):
 //   tp * cp * pp * dp == GPUs used;  micro_batch * num_micro_batches * dp == global batch.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +20,9 @@ enum class Schedule { gpipe, one_f_one_b, interleaved };
 //             needs it once, over NVLink from that node's receiving rank (DeepEP csrc/kernels/
 //             internode.cu, SourceMeta: one RDMA copy per node with a bitmask of its NVLink ranks).
 enum class MoeDispatcher { alltoall, deepep, hybridep };
+// Every dispatcher, in the enum's order: what moe_dispatcher_from, the readers and the tests loop over.
+inline constexpr std::array<MoeDispatcher, 3> kMoeDispatchers = {MoeDispatcher::alltoall, MoeDispatcher::deepep,
+                                                                   MoeDispatcher::hybridep};
 
 struct PlanSpec {
   int64_t tp = 1;

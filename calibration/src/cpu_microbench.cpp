@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "parallax/calibration/linear_shapes.hpp"
 #include "parallax/costmodel/ops.hpp"
 #include "parallax/executor/comm.hpp"
 #include "parallax/executor/recorder.hpp"
@@ -52,19 +53,29 @@ std::vector<float> buffer(int64_t n, float scale = 0.02f) {
 
 void zero(std::vector<float>& b) { std::fill(b.begin(), b.end(), 0.0f); }
 
-// The buffers of one layer on one TP rank, shaped as executor/chunk.cpp allocates them.
+// The width of the linear layer `name` of layer_linear_shapes (the shapes both backends'
+// microbenchmarks time).
+int64_t linear_width(const std::vector<LinearShape>& shapes, const char* name) {
+  for (const LinearShape& l : shapes)
+    if (l.name == name) return l.n;
+  return 0;
+}
+
+// The buffers of one layer on one TP rank, shaped as executor/chunk.cpp allocates them: the
+// fused q|k|v projection Wqkv wide, k and v of the rank's KVH key-value heads (grouped-query
+// attention), and the first MLP linear fc_out wide.
 struct LayerBench {
-  int64_t B, T, N, C, NH, Ct, F, fc_out;
+  int64_t B, T, N, C, NH, KVH, Ct, Wqkv, F, fc_out;
   bool swiglu, layernorm;
   std::vector<float> inp, ln, mean, rstd, normw, normb, qkvw, qkvb, qkv, att, atty, projw, tmp,
       projb, resid, fcw, fcb, fch, fch_act, fcprojw, out;
   std::vector<float> dres, dqkvw, dqkvb, dprojw, dfcw, dfcb, dfcprojw, dnormw, dnormb, dln, datty,
       dqkv, dfch, dfch_act, dbias;
 
-  LayerBench(const ModelSpec& m, int64_t tp, int64_t mb)
+  LayerBench(const ModelSpec& m, int64_t tp, int64_t mb, const std::vector<LinearShape>& shapes)
       : B(mb), T(m.seq_len), N(mb * m.seq_len), C(m.hidden), NH(m.heads / tp),
-        Ct(m.heads / tp * m.head_dim()), F(m.ffn_hidden / tp),
-        fc_out(m.activation == Activation::swiglu ? 2 * m.ffn_hidden / tp : m.ffn_hidden / tp),
+        KVH((m.kv_heads > 0 ? m.kv_heads : m.heads) / tp), Ct(m.heads / tp * m.head_dim()),
+        Wqkv(linear_width(shapes, "qkv")), F(m.ffn_hidden / tp), fc_out(linear_width(shapes, "fc")),
         swiglu(m.activation == Activation::swiglu), layernorm(m.norm == Norm::layernorm) {
     inp = buffer(N * C, 1.0f);
     ln = buffer(N * C);
@@ -72,9 +83,9 @@ struct LayerBench {
     rstd = buffer(N);
     normw = buffer(C, 1.0f);
     normb = buffer(C);
-    qkvw = buffer(3 * Ct * C);
-    qkvb = buffer(3 * Ct);
-    qkv = buffer(N * 3 * Ct);
+    qkvw = buffer(Wqkv * C);
+    qkvb = buffer(Wqkv);
+    qkv = buffer(N * Wqkv);
     att = buffer(B * NH * T * T);
     atty = buffer(N * Ct);
     projw = buffer(C * Ct);
@@ -88,8 +99,8 @@ struct LayerBench {
     fcprojw = buffer(C * F);
     out = buffer(N * C);
     dres = buffer(N * C);
-    dqkvw = buffer(3 * Ct * C);
-    dqkvb = buffer(3 * Ct);
+    dqkvw = buffer(Wqkv * C);
+    dqkvb = buffer(Wqkv);
     dprojw = buffer(C * Ct);
     dfcw = buffer(fc_out * C);
     dfcb = buffer(fc_out);
@@ -98,7 +109,7 @@ struct LayerBench {
     dnormb = buffer(C);
     dln = buffer(N * C);
     datty = buffer(N * Ct);
-    dqkv = buffer(N * 3 * Ct);
+    dqkv = buffer(N * Wqkv);
     dfch = buffer(N * fc_out);
     dfch_act = buffer(N * F);
     dbias = buffer(C);
@@ -202,16 +213,17 @@ ComputeSample bench_compute_pass(const ModelSpec& m, int64_t tp, int64_t micro_b
   s.model = m;
   s.tp = tp;
   s.micro_batch = micro_batch;
-  LayerBench L(m, tp, micro_batch);
+  LayerBench L(m, tp, micro_batch, layer_linear_shapes(m, tp, micro_batch));
   const int64_t N = L.N, C = L.C;
   auto add = [&](const char* cls, double t) { s.class_s[cls] += t; };
 
   // Layer forward, in the executor's order.
   add("norm", median_s(o, [&] { L.norm_fwd(); }));
   bench_linear(s, o, L.qkv.data(), L.ln.data(), L.qkvw.data(), L.qkvb.data(), L.dln.data(),
-               L.dqkvw.data(), L.dqkvb.data(), L.dqkv.data(), N, C, 3 * L.Ct);
+               L.dqkvw.data(), L.dqkvb.data(), L.dqkv.data(), N, C, L.Wqkv);
   add("attention", median_s(o, [&] {
-        k::attention_forward(L.atty.data(), L.att.data(), L.qkv.data(), L.B, L.T, L.Ct, L.NH);
+        k::attention_forward(L.atty.data(), L.att.data(), L.qkv.data(), L.B, L.T, L.Ct, L.NH,
+                             L.KVH);
       }));
   bench_linear(s, o, L.tmp.data(), L.atty.data(), L.projw.data(), nullptr, L.datty.data(),
                L.dprojw.data(), nullptr, L.dres.data(), N, L.Ct, C);
@@ -246,7 +258,7 @@ ComputeSample bench_compute_pass(const ModelSpec& m, int64_t tp, int64_t micro_b
   add("attention.bwd", median_s(o, [&] {
         zero(L.dqkv);
         k::attention_backward(L.dqkv.data(), L.datty.data(), L.qkv.data(), L.att.data(), L.B,
-                              L.T, L.Ct, L.NH);
+                              L.T, L.Ct, L.NH, L.KVH);
       }));
 
   // Embedding (vocab-parallel rows of this rank, learned positions) and head.

@@ -78,6 +78,26 @@ TEST_CASE("calibrate --backend cpu writes a profile with provenance, GEMM shapes
   CHECK(colls == std::set<std::string>{"all_gather", "all_reduce", "reduce_scatter", "send_recv"});
 }
 
+// A grouped-query model's layer is timed at its own widths: the fused q|k|v projection is
+// (heads + 2 kv_heads) x head_dim wide, as Llama's and the executor's (chunk.cpp) are. llama-tiny
+// (hidden 64, 4 query heads, 2 KV heads, head_dim 16, SwiGLU FFN 128, vocab 256) at tp 1, one
+// micro-batch of 32 tokens: the forward GEMMs (32, n, 64) are qkv n = (4 + 2 x 2) x 16 = 128,
+// proj n = 64, fc n = 2 x 128 = 256 and head n = 256. With a KV head per query head qkv would be
+// 3 x 64 = 192 wide.
+TEST_CASE("calibrate times a grouped-query model's qkv projection and attention at its KV heads", "[slow]") {
+  const std::string dir = scratch_dir("calibrate_gqa");
+  const std::string out = dir + "/cpu.json";
+  const int rc = shell(px() + " calibrate --backend cpu --np 2 --tp 1 --model llama-tiny --mbs 1"
+                              " --repeats 1 --warmup 1 --out " + out + " > " + dir + "/log.txt 2>&1");
+  REQUIRE(rc == 0);
+  const json profile = read(out);
+  std::set<double> widths;
+  for (const auto& g : profile.at("gemm_efficiency_by_shape")) {
+    if (g.at("role") == "forward" && g.at("m") == 32 && g.at("k") == 64) widths.insert(g.at("n").get<double>());
+  }
+  CHECK(widths == std::set<double>{64, 128, 256});
+}
+
 TEST_CASE("compare prints predicted vs measured for an executed run, refit uses its GEMM times", "[slow][calibrated]") {
   const std::string dir = scratch_dir("calibrate_compare");
   const std::string plan = cpu_plan(dir, "--gpus 2 --tp 2 --pp 1");

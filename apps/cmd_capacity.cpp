@@ -69,7 +69,7 @@ void run_sweep(const CapacityArgs& a, const ResolvedJob& rj) {
   if (a.json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const CapacityRow& r : rows) {
-      nlohmann::json j = {{"gpus", r.gpus}, {"knee", r.knee}};
+      nlohmann::json j = {{"gpus", r.gpus}, {"cluster", r.cluster}, {"knee", r.knee}};
       if (r.best) {
         j["plan"] = to_json(r.best->plan);
         j["prediction"] = to_json(r.best->prediction);
@@ -111,6 +111,10 @@ void run_sweep(const CapacityArgs& a, const ResolvedJob& rj) {
             << t.str()
             << "scaling = tokens/s per GPU relative to the first row; the knee is where it first "
                "falls below 80%.\n";
+  // A count that does not take whole NVLink domains is planned on them in SLURM segments.
+  for (const CapacityRow& r : rows) {
+    if (r.cluster != rj.cluster.name) std::cout << r.gpus << " GPUs: planned on " << r.cluster << "\n";
+  }
 }
 
 void run_budget(const CapacityArgs& a, const ResolvedJob& rj) {

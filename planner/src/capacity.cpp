@@ -39,6 +39,7 @@ std::vector<CapacityRow> capacity_sweep(const PlannerInputs& base,
     PlannerInputs in = base;
     in.gpus = n;
     in.cluster = with_job_segments(base.cluster, n, "command line", "--gpus");
+    row.cluster = in.cluster.name;
     std::unique_ptr<Topology>& graph = topos[in.cluster.name];
     if (!graph) graph = std::make_unique<Topology>(in.cluster);
     const Topology& topo = *graph;

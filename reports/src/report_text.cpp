@@ -68,7 +68,7 @@ nlohmann::json render_json(const ReportData& d) {
   }
   nlohmann::json scaling = nlohmann::json::array();
   for (const CapacityRow& r : d.scaling) {
-    nlohmann::json j = {{"gpus", r.gpus}, {"knee", r.knee}};
+    nlohmann::json j = {{"gpus", r.gpus}, {"cluster", r.cluster}, {"knee", r.knee}};
     if (r.best) {
       j["days"] = r.days;
       j["gpu_hours"] = r.gpu_hours;

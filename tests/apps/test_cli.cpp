@@ -449,6 +449,23 @@ TEST_CASE("capacity --json: one row per GPU count with days, GPU-hours and cost"
   CHECK(nlohmann::json::parse(n.out)["rows"][0]["cost_usd"].is_null());
 }
 
+// GB200 NVL72: 72 GPUs per rack, 4 per host (18 hosts). 256 GPUs are 64 hosts: not whole racks,
+// so SLURM takes them in segments of the largest divisor of 64 under 18, 16 hosts (Megatron-
+// Bridge's performance scripts' rule); 576 GPUs are all 8 racks, whole.
+TEST_CASE("capacity names the cluster each GPU count is planned on, NVLink racks in segments or whole") {
+  const std::string args = "capacity --model llama3-8b --cluster gb200-nvl72 --tokens 1e12 --gpus 256,576";
+  const Result r = run(args + " --json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["rows"].size() == 2);
+  CHECK(j["rows"][0]["cluster"] == "gb200-nvl72 in segments of 16 hosts");
+  CHECK(j["rows"][1]["cluster"] == "gb200-nvl72");
+  const Result t = run(args);
+  REQUIRE(t.code == 0);
+  CHECK_THAT(t.out, Catch::Contains("256 GPUs: planned on gb200-nvl72 in segments of 16 hosts"));
+  CHECK_THAT(t.out, !Catch::Contains("576 GPUs: planned on"));
+}
+
 TEST_CASE("report --format json shows the same plans and times as plan --json") {
   const std::string inputs = "--model gpt3-175b --gpus 512 --global-batch 1536 --tokens 300e9";
   const Result plan = run("plan --json --top 5 " + inputs);

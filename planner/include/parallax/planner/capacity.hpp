@@ -12,6 +12,10 @@ namespace parallax {
 
 struct CapacityRow {
   int64_t gpus = 0;
+  // The cluster this count was planned on: the given one, or its NVLink domains taken in SLURM
+  // segments (with_job_segments: "gb200-nvl72 in segments of 16 hosts") when the count does not
+  // take whole domains.
+  std::string cluster;
   std::optional<RankedPlan> best;
   std::string no_plan_reason;  // when best is empty
   double days = 0;

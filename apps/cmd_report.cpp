@@ -38,7 +38,7 @@ void run_report(const ReportArgs& a) {
     std::stringstream ss(a.scaling_gpus);
     std::string item;
     while (std::getline(ss, item, ',')) {
-      in.gpu_counts.push_back(parse_int("--scaling-gpus", item, 1, rj.cluster.total_gpus()));
+      in.gpu_counts.push_back(parse_int("--scaling-gpus", item, 1, in.planner.given_cluster().total_gpus()));
     }
   }
   const bool tty = isatty(fileno(stderr)) != 0;

@@ -2,6 +2,7 @@
 #include "parallax/inputs/job_flags.hpp"
 
 #include <map>
+#include <utility>
 
 #include "parallax/core/error.hpp"
 #include "parallax/core/presets.hpp"
@@ -71,7 +72,8 @@ ResolvedJob resolve_job(const PlanOptions& o, const ModelSpec& model) {
                          " GPUs (got " + std::to_string(r.gpus) + ")");
   }
   // NVLink domains of several hosts: the job's segments of them (SLURM --segment).
-  r.cluster = with_job_segments(r.cluster, r.gpus, "command line", "--gpus");
+  ClusterSpec segmented = with_job_segments(r.cluster, r.gpus, "command line", "--gpus");
+  if (segmented.name != r.cluster.name) r.whole_cluster = std::exchange(r.cluster, std::move(segmented));
   // The profile first: the stack defaults to the profile's own (cpu-local has only the executor's).
   r.profile = load_profile(o.profile.empty() ? r.cluster.profile : o.profile);
   const std::string stack = o.framework.empty() ? r.profile.default_stack() : o.framework;

@@ -52,6 +52,7 @@ PlannerInputs planner_inputs(const ResolvedJob& job, const SearchFlags& search) 
   PlannerInputs in;
   in.model = job.model;
   in.cluster = job.cluster;
+  in.whole_cluster = job.whole_cluster;
   in.job = job.job;
   in.gpus = job.gpus;
   in.profile = job.profile;

@@ -38,7 +38,9 @@ std::vector<CapacityRow> capacity_sweep(const PlannerInputs& base,
     row.gpus = n;
     PlannerInputs in = base;
     in.gpus = n;
-    in.cluster = with_job_segments(base.cluster, n, "command line", "--gpus");
+    in.cluster = with_job_segments(base.given_cluster(), n, "command line", "--gpus");
+    in.whole_cluster.reset();
+    if (in.cluster.name != base.given_cluster().name) in.whole_cluster = base.given_cluster();
     row.cluster = in.cluster.name;
     std::unique_ptr<Topology>& graph = topos[in.cluster.name];
     if (!graph) graph = std::make_unique<Topology>(in.cluster);

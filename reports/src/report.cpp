@@ -10,7 +10,7 @@ namespace parallax {
 
 std::vector<int64_t> default_scaling_counts(const PlannerInputs& in) {
   std::vector<int64_t> out;
-  const ClusterSpec& c = in.cluster;
+  const ClusterSpec& c = in.given_cluster();
   for (int64_t n = c.gpus_per_node * 8; n <= c.total_gpus(); n *= 2) out.push_back(n);
   if (std::find(out.begin(), out.end(), in.gpus) == out.end()) {
     out.push_back(in.gpus);

@@ -466,6 +466,20 @@ TEST_CASE("capacity names the cluster each GPU count is planned on, NVLink racks
   CHECK_THAT(t.out, !Catch::Contains("576 GPUs: planned on"));
 }
 
+// A report for 256 GB200 GPUs plans them in segments of 16 hosts; its scaling curve's other counts
+// are allocated from the whole racks, as capacity allocates them: 288 GPUs (72 hosts) and 576 (144)
+// take whole racks, not segments of the 256-GPU job's 64-GPU nodes.
+TEST_CASE("a report's scaling curve allocates each GPU count from the whole racks, not the job's segments") {
+  const Result r = run("report --format json --model llama3-8b --cluster gb200-nvl72 --gpus 256 --tokens 1e12 "
+                       "--top 1 --scaling-gpus 256,288,576");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["scaling"].size() == 3);
+  CHECK(j["scaling"][0]["cluster"] == "gb200-nvl72 in segments of 16 hosts");
+  CHECK(j["scaling"][1]["cluster"] == "gb200-nvl72");
+  CHECK(j["scaling"][2]["cluster"] == "gb200-nvl72");
+}
+
 TEST_CASE("report --format json shows the same plans and times as plan --json") {
   const std::string inputs = "--model gpt3-175b --gpus 512 --global-batch 1536 --tokens 300e9";
   const Result plan = run("plan --json --top 5 " + inputs);

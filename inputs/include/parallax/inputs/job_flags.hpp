@@ -3,6 +3,7 @@
 // resolution into validated specs. Every error is an InputError with source "command line" and the
 // flag as its path, so the CLI and the GUI report bad input with the same one-line message.
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "parallax/core/plan_file.hpp"
@@ -63,7 +64,8 @@ Resolved resolve(const PlanOptions& o);
 // The job part only: model, cluster, GPU count, job and profile (no parallel settings).
 struct ResolvedJob {
   ModelSpec model;
-  ClusterSpec cluster;
+  ClusterSpec cluster;  // allocated for the job's GPUs: NVLink domains in its SLURM segments
+  std::optional<ClusterSpec> whole_cluster;  // the cluster as given, when `cluster` is segmented
   JobSpec job;
   int64_t gpus = 0;
   EfficiencyProfile profile;

@@ -18,7 +18,12 @@ namespace parallax {
 
 struct PlannerInputs {
   ModelSpec model;
-  ClusterSpec cluster;
+  ClusterSpec cluster;  // the job's allocation: NVLink domains of several hosts in its segments
+  // The cluster as given, when `cluster` is its NVLink domains taken in the job's SLURM segments
+  // (with_job_segments): other GPU counts (capacity sweeps, a report's scaling curve) are
+  // segmented from it, not from this job's segments.
+  std::optional<ClusterSpec> whole_cluster;
+  const ClusterSpec& given_cluster() const { return whole_cluster ? *whole_cluster : cluster; }
   JobSpec job;
   int64_t gpus = 0;
   EfficiencyProfile profile;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -58,7 +59,7 @@ void zero(std::vector<float>& b) { std::fill(b.begin(), b.end(), 0.0f); }
 int64_t linear_width(const std::vector<LinearShape>& shapes, const char* name) {
   for (const LinearShape& l : shapes)
     if (l.name == name) return l.n;
-  return 0;
+  throw std::logic_error(std::string("cpu microbenchmark: layer_linear_shapes lists no '") + name + "'");
 }
 
 // The buffers of one layer on one TP rank, shaped as executor/chunk.cpp allocates them: the
@@ -74,7 +75,7 @@ struct LayerBench {
 
   LayerBench(const ModelSpec& m, int64_t tp, int64_t mb, const std::vector<LinearShape>& shapes)
       : B(mb), T(m.seq_len), N(mb * m.seq_len), C(m.hidden), NH(m.heads / tp),
-        KVH((m.kv_heads > 0 ? m.kv_heads : m.heads) / tp), Ct(m.heads / tp * m.head_dim()),
+        KVH(m.kv_head_count() / tp), Ct(m.heads / tp * m.head_dim()),
         Wqkv(linear_width(shapes, "qkv")), F(m.ffn_hidden / tp), fc_out(linear_width(shapes, "fc")),
         swiglu(m.activation == Activation::swiglu), layernorm(m.norm == Norm::layernorm) {
     inp = buffer(N * C, 1.0f);

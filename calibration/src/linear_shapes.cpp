@@ -10,7 +10,7 @@ std::vector<LinearShape> layer_linear_shapes(const ModelSpec& m, int64_t tp, int
   const int64_t Ct = m.heads / tp * m.head_dim();
   const int64_t fc_out = m.activation == Activation::swiglu ? 2 * F : F;
   // q (Ct) | k | v, the latter two of kv_heads/tp heads each (grouped-query attention).
-  const int64_t kv_local = (m.kv_heads > 0 ? m.kv_heads : m.heads) / tp * m.head_dim();
+  const int64_t kv_local = m.kv_head_count() / tp * m.head_dim();
   return {{"qkv", N, Ct + 2 * kv_local, C},
           {"proj", N, C, Ct},
           {"fc", N, fc_out, C},

@@ -112,7 +112,7 @@ std::vector<ParamTensor> stage_param_table(const ModelSpec& m, const PlanSpec& p
     throw std::invalid_argument("stage_param_table: ep must divide the experts");
   const int64_t C = m.hidden;
   const int64_t hd = m.head_dim();
-  const int64_t kv = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  const int64_t kv = m.kv_head_count();
   if (m.heads % kv != 0 || kv % p.tp != 0)
     throw std::invalid_argument("stage_param_table: kv_heads must divide heads and be divisible by tp");
   const std::vector<int64_t> qkv_parts = {m.heads * hd, kv * hd, kv * hd};

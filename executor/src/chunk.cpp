@@ -17,7 +17,7 @@ Dims chunk_dims(const ModelSpec& m, const PlanSpec& p, int64_t tp_rank, int64_t 
   d.N = d.B * d.T;
   d.C = m.hidden;
   d.NH = m.heads / p.tp;
-  d.KVH = (m.kv_heads > 0 ? m.kv_heads : m.heads) / p.tp;
+  d.KVH = m.kv_head_count() / p.tp;
   d.hd = m.head_dim();
   d.Ct = d.NH * d.hd;
   d.Wqkv = d.Ct + 2 * d.KVH * d.hd;

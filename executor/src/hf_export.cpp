@@ -240,7 +240,7 @@ std::string hf_llama_config(const ModelSpec& m, const std::string& dtype) {
   c["intermediate_size"] = m.ffn_hidden;
   c["num_hidden_layers"] = m.layers;
   c["num_attention_heads"] = m.heads;
-  c["num_key_value_heads"] = m.kv_heads > 0 ? m.kv_heads : m.heads;
+  c["num_key_value_heads"] = m.kv_head_count();
   c["head_dim"] = m.head_dim();
   c["max_position_embeddings"] = m.seq_len;
   c["hidden_act"] = "silu";  // SwiGLU: down(silu(gate x) * up x)

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "parallax/core/error.hpp"
@@ -39,8 +40,9 @@ std::vector<CapacityRow> capacity_sweep(const PlannerInputs& base,
     PlannerInputs in = base;
     in.gpus = n;
     in.cluster = with_job_segments(base.given_cluster(), n, "command line", "--gpus");
-    in.whole_cluster.reset();
-    if (in.cluster.name != base.given_cluster().name) in.whole_cluster = base.given_cluster();
+    in.whole_cluster = in.cluster.name != base.given_cluster().name
+                           ? std::optional<ClusterSpec>(base.given_cluster())
+                           : std::nullopt;
     row.cluster = in.cluster.name;
     std::unique_ptr<Topology>& graph = topos[in.cluster.name];
     if (!graph) graph = std::make_unique<Topology>(in.cluster);

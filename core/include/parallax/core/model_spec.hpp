@@ -90,6 +90,8 @@ struct ModelSpec {
   // Bytes of dropout mask stored and moved per masked element: a byte each, none without dropout.
   double dropout_mask_bytes() const { return has_dropout() ? 1 : 0; }
   int64_t head_dim() const { return kv_channels > 0 ? kv_channels : hidden / heads; }
+  // Key/value heads: kv_heads, or heads when it is unset (0; a spec built in code, multi-head).
+  int64_t kv_head_count() const { return kv_heads > 0 ? kv_heads : heads; }
   // Whether the heads are wider or narrower than hidden / heads (kv_channels stated and different).
   bool decoupled_head_dim() const { return kv_channels > 0 && kv_channels * heads != hidden; }
   // A stated head width (hidden and heads already set): hidden / heads is the default and is kept

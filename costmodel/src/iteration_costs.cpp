@@ -311,7 +311,7 @@ CpRingLayer cp_ring_layer(const EfficiencyProfile& pf, const ModelSpec& m, const
                           double slowdown) {
   CpRingLayer c;
   if (sh.cp <= 1) return c;
-  const double kv_heads = static_cast<double>(m.kv_heads) / static_cast<double>(sh.tp);
+  const double kv_heads = static_cast<double>(m.kv_head_count()) / static_cast<double>(sh.tp);
   c.kv_bytes = 2 * shard_tokens(m, sh) * kv_heads * static_cast<double>(m.head_dim()) * sh.act_bytes;
   c.step_forward_s = max_p2p_s(pf, ring, c.kv_bytes);
   c.step_backward_s = max_p2p_s(pf, ring, 2 * c.kv_bytes);

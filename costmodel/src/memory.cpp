@@ -20,7 +20,7 @@ double layer_params_per_rank(const ModelSpec& m, int64_t tp) {
   const double t = static_cast<double>(tp);
   const double h = static_cast<double>(m.hidden);
   const double d = static_cast<double>(m.head_dim());
-  const double qkv_out = static_cast<double>(m.heads + 2 * m.kv_heads) * d;
+  const double qkv_out = static_cast<double>(m.heads + 2 * m.kv_head_count()) * d;
   const double q_width = static_cast<double>(m.heads) * d;  // the projection's input
   const double f = static_cast<double>(m.ffn_hidden);
   const double fc1_out = m.activation == Activation::swiglu ? 2 * f : f;
@@ -114,7 +114,7 @@ double alternate_matmul_stash(const ModelSpec& m, int64_t tp, bool sp) {
 double tp_sharded_bytes_per_token(const ModelSpec& m, Kernels kernels) {
   // Queries and the attention output, heads * head_dim wide (hidden unless head_dim is decoupled).
   const double q = static_cast<double>(m.heads * m.head_dim());
-  const double kv = static_cast<double>(m.kv_heads * m.head_dim());
+  const double kv = static_cast<double>(m.kv_head_count() * m.head_dim());
   const double f = static_cast<double>(m.ffn_hidden);
   const double mlp = m.activation == Activation::swiglu ? (kernels == Kernels::eager ? 8 : 6) * f
                                                          : 4 * f;

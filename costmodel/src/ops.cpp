@@ -56,7 +56,7 @@ LayerDims dims(const ModelSpec& m, const ShardShape& sh) {
   L.h = static_cast<double>(m.hidden);
   L.t = static_cast<double>(sh.tp);
   L.a_local = static_cast<double>(m.heads) / L.t;
-  L.kv_local = static_cast<double>(m.kv_heads) / L.t;
+  L.kv_local = static_cast<double>(m.kv_head_count()) / L.t;
   L.d = static_cast<double>(m.head_dim());
   L.f_local = static_cast<double>(m.ffn_hidden) / L.t;
   L.n_ln = L.s * L.b * L.h / (sh.sequence_parallel ? L.t : 1.0);
@@ -335,7 +335,7 @@ ShardShape shard_shape(const ModelSpec& m, const JobSpec& j, const PlanSpec& p) 
 std::vector<LayerMatmul> layer_matmuls(const ModelSpec& m, int64_t tp) {
   const double t = static_cast<double>(tp), h = static_cast<double>(m.hidden);
   const double d = static_cast<double>(m.head_dim());
-  const double q = static_cast<double>(m.heads) * d / t, kv = static_cast<double>(m.kv_heads) * d / t;
+  const double q = static_cast<double>(m.heads) * d / t, kv = static_cast<double>(m.kv_head_count()) * d / t;
   const double f = static_cast<double>(m.ffn_hidden) / t;
   std::vector<LayerMatmul> out{{"q", q, h, false}, {"k", kv, h, false}, {"v", kv, h, false},
                                {"o", h, q, true}};

@@ -179,7 +179,7 @@ const Rule* first_broken_rule(const ModelSpec& m, const ClusterSpec& c, const Jo
   const auto& r = plan_rules();
   (void)gpus;
   if (m.heads % p.tp != 0) return &r[kTpHeads];
-  if (m.kv_heads % p.tp != 0) return &r[kTpKvHeads];
+  if (m.kv_head_count() % p.tp != 0) return &r[kTpKvHeads];
   if (m.ffn_hidden % p.tp != 0) return &r[kTpFfn];
   if (!o.allow_cross_node_tp && p.tp > c.gpus_per_node) return &r[kTpNode];
   if (m.seq_len % (2 * p.cp) != 0 && p.cp > 1) return &r[kCpSeq];

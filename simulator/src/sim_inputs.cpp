@@ -31,7 +31,7 @@ SimInputs make_sim_inputs(const ModelSpec& m, const Topology& topo, const JobSpe
   in.p2p_bytes = shard_tokens(m, sh) * static_cast<double>(m.hidden) * sh.act_bytes /
                  static_cast<double>(p.tp);
   // Ring sends per layer: cp - 1 steps of K and V (forward), of K, V, dK and dV (backward).
-  const double kv_step_bytes = 2 * shard_tokens(m, sh) * static_cast<double>(m.kv_heads) /
+  const double kv_step_bytes = 2 * shard_tokens(m, sh) * static_cast<double>(m.kv_head_count()) /
                                static_cast<double>(p.tp) * static_cast<double>(m.head_dim()) *
                                sh.act_bytes;
   const double ring_steps = static_cast<double>(p.cp - 1);

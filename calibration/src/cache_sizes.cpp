@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -52,6 +54,31 @@ std::string mib(size_t b) {
   return s.str();
 }
 
+// Without a sysfs cache description (virtual machines whose kernel exposes none, as Firecracker
+// guests): the sizes the C library reads from CPUID (sysconf _SC_LEVEL*_CACHE_SIZE). CPUID gives no
+// sharing there, so the last level counts as shared by every online CPU of this machine, and the
+// description says so. L2 is private to a core on every x86 core since Nehalem and Zen.
+CacheSizes cpuid_cache_sizes(const std::string& sysfs_path) {
+  CacheSizes c;
+  const long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE),
+             l3 = sysconf(_SC_LEVEL3_CACHE_SIZE), l4 = sysconf(_SC_LEVEL4_CACHE_SIZE);
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  int llc_level = 0;
+  for (const auto& [level, size] : {std::pair{1, l1}, {2, l2}, {3, l3}, {4, l4}})
+    if (size > 0) llc_level = level, c.llc_bytes = static_cast<size_t>(size);
+  if (llc_level == 0 || cpus < 1)
+    throw InputError(sysfs_path, "$", "cannot read the cache description (and CPUID reports no cache size)");
+  const int private_level = l2 > 0 ? 2 : 1;
+  c.private_bytes = static_cast<size_t>(l2 > 0 ? l2 : l1 > 0 ? l1 : static_cast<long>(c.llc_bytes));
+  c.llc_cpus = llc_level == private_level ? 1 : static_cast<int>(cpus);
+  std::ostringstream d;
+  d << "L" << private_level << " " << mib(c.private_bytes) << " per core, L" << llc_level << " "
+    << mib(c.llc_bytes) << " shared by " << c.llc_cpus << " cpu(s) (CPUID through sysconf: no "
+    << kCacheDir << "; the sharing is not reported, taken as every online cpu)";
+  c.description = d.str();
+  return c;
+}
+
 }  // namespace
 
 CacheSizes read_cache_sizes() {
@@ -60,7 +87,7 @@ CacheSizes read_cache_sizes() {
   for (int i = 0;; ++i) {
     const std::string dir = std::string(kCacheDir) + "/index" + std::to_string(i);
     if (!std::ifstream(dir + "/level")) {
-      if (i == 0) throw InputError(dir + "/level", "$", "cannot read the cache description");
+      if (i == 0) return cpuid_cache_sizes(dir + "/level");
       break;
     }
     if (read_line(dir + "/type") == "Instruction") continue;

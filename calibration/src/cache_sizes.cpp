@@ -4,7 +4,7 @@
 #include <sstream>
 #include <string>
 
-#include "parallax/calibration/cpu_microbench.hpp"
+#include "parallax/calibration/cache_sizes.hpp"
 #include "parallax/core/error.hpp"
 
 namespace parallax::calib {
@@ -54,10 +54,19 @@ std::string mib(size_t b) {
   return s.str();
 }
 
+// "L2 1 MiB per core, L3 32 MiB shared by 2 cpu(s)": the levels and sizes the caller settled on.
+std::string describe(int private_level, int llc_level, const CacheSizes& c) {
+  std::ostringstream d;
+  d << "L" << private_level << " " << mib(c.private_bytes) << " per core, L" << llc_level << " "
+    << mib(c.llc_bytes) << " shared by " << c.llc_cpus << " cpu(s)";
+  return d.str();
+}
+
 // Without a sysfs cache description (virtual machines whose kernel exposes none, as Firecracker
-// guests): the sizes the C library reads from CPUID (sysconf _SC_LEVEL*_CACHE_SIZE). CPUID gives no
-// sharing there, so the last level counts as shared by every online CPU of this machine, and the
-// description says so. L2 is private to a core on every x86 core since Nehalem and Zen.
+// guests): the sizes the C library reads from CPUID (sysconf _SC_LEVEL*_CACHE_SIZE). These carry
+// no sharing, so the private level is taken as L2 (L1 where no L2 is reported; the last level where
+// neither is) and the last level as shared by every online CPU of this machine; the description
+// says so. L2 is private on most x86 cores, though Intel's E-core clusters share one among four.
 CacheSizes cpuid_cache_sizes(const std::string& sysfs_path) {
   CacheSizes c;
   const long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE),
@@ -68,26 +77,27 @@ CacheSizes cpuid_cache_sizes(const std::string& sysfs_path) {
     if (size > 0) llc_level = level, c.llc_bytes = static_cast<size_t>(size);
   if (llc_level == 0 || cpus < 1)
     throw InputError(sysfs_path, "$", "cannot read the cache description (and CPUID reports no cache size)");
-  const int private_level = l2 > 0 ? 2 : 1;
-  c.private_bytes = static_cast<size_t>(l2 > 0 ? l2 : l1 > 0 ? l1 : static_cast<long>(c.llc_bytes));
+  const int private_level = l2 > 0 ? 2 : l1 > 0 ? 1 : llc_level;
+  c.private_bytes = private_level == 2 ? static_cast<size_t>(l2)
+                    : private_level == 1 ? static_cast<size_t>(l1)
+                                         : c.llc_bytes;
   c.llc_cpus = llc_level == private_level ? 1 : static_cast<int>(cpus);
-  std::ostringstream d;
-  d << "L" << private_level << " " << mib(c.private_bytes) << " per core, L" << llc_level << " "
-    << mib(c.llc_bytes) << " shared by " << c.llc_cpus << " cpu(s) (CPUID through sysconf: no "
-    << kCacheDir << "; the sharing is not reported, taken as every online cpu)";
-  c.description = d.str();
+  c.description = describe(private_level, llc_level, c) + " (CPUID through sysconf: no " +
+                  sysfs_path + "; the sharing is not reported, taken as every online cpu)";
   return c;
 }
 
 }  // namespace
 
-CacheSizes read_cache_sizes() {
+CacheSizes read_cache_sizes() { return read_cache_sizes(kCacheDir); }
+
+CacheSizes read_cache_sizes(const std::string& cache_dir) {
   CacheSizes c;
   int llc_level = 0, private_level = 0;
   for (int i = 0;; ++i) {
-    const std::string dir = std::string(kCacheDir) + "/index" + std::to_string(i);
+    const std::string dir = cache_dir + "/index" + std::to_string(i);
     if (!std::ifstream(dir + "/level")) {
-      if (i == 0) return cpuid_cache_sizes(dir + "/level");
+      if (i == 0) return cpuid_cache_sizes(cache_dir);
       break;
     }
     if (read_line(dir + "/type") == "Instruction") continue;
@@ -97,11 +107,8 @@ CacheSizes read_cache_sizes() {
     if (level > llc_level) llc_level = level, c.llc_bytes = size, c.llc_cpus = cpus;
     if (cpus == 1 && level > private_level) private_level = level, c.private_bytes = size;
   }
-  if (c.private_bytes == 0) c.private_bytes = c.llc_bytes;  // no private level: all shared
-  std::ostringstream d;
-  d << "L" << private_level << " " << mib(c.private_bytes) << " per core, L" << llc_level << " "
-    << mib(c.llc_bytes) << " shared by " << c.llc_cpus << " cpu(s)";
-  c.description = d.str();
+  if (c.private_bytes == 0) c.private_bytes = c.llc_bytes, private_level = llc_level;  // all shared
+  c.description = describe(private_level, llc_level, c);
   return c;
 }
 

@@ -12,20 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "parallax/calibration/cache_sizes.hpp"
 #include "parallax/calibration/samples.hpp"
 
 namespace parallax::calib {
-
-// This machine's data caches as Linux reports them (/sys/devices/system/cpu/cpu0/cache), or, where
-// the kernel has no such description, as CPUID does (sysconf; the description says which).
-struct CacheSizes {
-  size_t private_bytes = 0;  // the largest cache private to a core (L2 on current x86)
-  size_t llc_bytes = 0;      // the last level (L3), shared by llc_cpus cores
-  int llc_cpus = 1;
-  std::string description;   // "L2 1 MiB per core, L3 32 MiB shared by 2 cpus"
-};
-// Throws InputError naming the sysfs file when neither reports the sizes.
-CacheSizes read_cache_sizes();
 
 // Memory a sweep's timed calls reuse: the scratch written to evict caches and the GEMM operand
 // rotations. Allocated and faulted in as the first call that needs it grows it, then kept:

@@ -58,11 +58,7 @@ TEST_CASE("cache sizes: a size in an unknown unit is one error naming the file")
   CacheDir dir;
   dir.index(0, 3, "Unified", "32G", "0-1");
   REQUIRE_THROWS_AS(calib::read_cache_sizes(dir.root.string()), InputError);
-  try {
-    calib::read_cache_sizes(dir.root.string());
-  } catch (const InputError& e) {
-    CHECK(std::string(e.what()).find("index0/size") != std::string::npos);
-  }
+  CHECK_THROWS_WITH(calib::read_cache_sizes(dir.root.string()), Catch::Contains("index0/size"));
 }
 
 TEST_CASE("cache sizes: without the sysfs directory they come from CPUID, and the description says so") {

@@ -108,8 +108,9 @@ CrossValidation cross_validate_by_source(const Corpus& corpus, TopologyCache& to
         continue;  // the base's curve was fitted on the left-out rows themselves
       }
       fitted[name] = f.profile;
-      std::string note = name + " without " + g + ": " + std::to_string(f.rows_used.size()) +
-                         " rows; curve fitted: " + f.curve_fitted;
+      std::string note = name + " without " + g + ": ";
+      if (!f.profile.carries_fit_of.empty()) note += f.profile.carries_fit_of + "'s fit carried over, ";
+      note += std::to_string(f.rows_used.size()) + " rows; curve fitted: " + f.curve_fitted;
       if (!f.moe_host_rows.empty()) {
         note += "; host time per MoE layer " + format_ms(f.profile.moe_layer_host_s) + " (" +
                 std::to_string(f.moe_host_rows.size()) + " mixture-of-experts rows)";

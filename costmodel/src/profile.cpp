@@ -272,6 +272,10 @@ EfficiencyProfile read_profile(JsonObjectReader& r) {
   }
   p.memory_reserve_bytes = r.get_number("memory_reserve_bytes", 0, 1e12);
   if (r.has("moe_layer_host_s")) p.moe_layer_host_s = r.get_number("moe_layer_host_s", 0, 1);
+  p.carries_fit_of = r.get_string_or("carries_fit_of", "");
+  if (r.has("carries_fit_of") && (p.carries_fit_of.empty() || p.carries_fit_of == p.name)) {
+    r.fail("carries_fit_of", "must name another profile");
+  }
   const nlohmann::json& fws = r.raw("frameworks");
   if (!fws.is_object() || fws.empty()) {
     throw InputError(r.source(), r.path_of("frameworks"), "must be a non-empty object");
@@ -330,6 +334,7 @@ nlohmann::json to_json(const EfficiencyProfile& p) {
   j["overlap"] = {{"tp", p.tp_overlap}, {"pp", p.pp_overlap}, {"dp", p.dp_overlap}};
   j["memory_reserve_bytes"] = p.memory_reserve_bytes;
   if (p.moe_layer_host_s > 0) j["moe_layer_host_s"] = p.moe_layer_host_s;
+  if (!p.carries_fit_of.empty()) j["carries_fit_of"] = p.carries_fit_of;
   j["frameworks"] = nlohmann::json::object();
   for (const auto& [k, s] : p.frameworks) {
     j["frameworks"][k] = {{"compute_efficiency_scale", s.compute_efficiency_scale}};
@@ -385,6 +390,15 @@ nlohmann::json to_json(const EfficiencyProfile& p) {
     j["communication"] = a;
   }
   return j;
+}
+
+EfficiencyProfile carry_fit(const EfficiencyProfile& carrier, const EfficiencyProfile& fitted) {
+  EfficiencyProfile out = fitted;
+  out.name = carrier.name;
+  out.source = carrier.source;
+  out.provenance = carrier.provenance;
+  out.carries_fit_of = carrier.carries_fit_of;
+  return out;
 }
 
 EfficiencyProfile load_profile(const std::string& name_or_path) {

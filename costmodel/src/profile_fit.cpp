@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <functional>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -323,7 +324,13 @@ MoeHostFit fit_moe_host(const std::vector<PublishedRun>& runs,
     auto it = profiles.find(name);
     if (it == profiles.end()) {
       it = loaded.find(name);
-      if (it == loaded.end()) it = loaded.emplace(name, load_profile(name)).first;
+      if (it == loaded.end()) {
+        EfficiencyProfile p = load_profile(name);
+        // A profile that carries a fit given here is that fit, not the preset's copy of it.
+        const auto src = p.carries_fit_of.empty() ? profiles.end() : profiles.find(p.carries_fit_of);
+        if (src != profiles.end()) p = carry_fit(p, src->second);
+        it = loaded.emplace(name, std::move(p)).first;
+      }
     }
     rows.push_back({&r, valid_candidates(r)});
     row_profiles.push_back(it->second);
@@ -336,6 +343,11 @@ MoeHostFit fit_moe_host(const std::vector<PublishedRun>& runs,
 ProfileFit fit_profile(const std::vector<PublishedRun>& runs, const EfficiencyProfile& base,
                        const std::vector<std::string>& stacks, const std::string& date,
                        TopologyCache& topos) {
+  if (!base.carries_fit_of.empty()) {
+    throw InputError("profile " + base.name, "$.carries_fit_of",
+                     "names " + base.carries_fit_of + ": this profile is that one's fit carried over, "
+                     "so fit " + base.carries_fit_of + " and copy its efficiencies here");
+  }
   GpuFit g = fit_gpu(runs, base, stacks, topos);
   if (g.fit.rows_used.empty()) return g.fit;
   const MoeHostFit host = fit_moe_host(runs, {{base.name, g.fit.profile}}, topos);
@@ -346,16 +358,45 @@ std::map<std::string, ProfileFit> fit_profiles(const std::vector<PublishedRun>& 
                                                const std::vector<EfficiencyProfile>& bases,
                                                const std::vector<std::string>& stacks,
                                                const std::string& date, TopologyCache& topos) {
+  // A base that carries another profile's fit is derived from that profile's fit on these rows,
+  // which is made here even when only the carrier was asked for; never fitted on its own rows.
+  std::vector<EfficiencyProfile> own, carriers;
+  std::set<std::string> own_names;
+  for (const EfficiencyProfile& b : bases) {
+    if (b.carries_fit_of.empty()) own.push_back(b), own_names.insert(b.name);
+    else carriers.push_back(b);
+  }
+  for (const EfficiencyProfile& c : carriers) {
+    if (own_names.insert(c.carries_fit_of).second) own.push_back(load_profile(c.carries_fit_of));
+  }
   std::map<std::string, GpuFit> gpu;
   std::map<std::string, EfficiencyProfile> fitted;
-  for (const EfficiencyProfile& b : bases) {
+  for (const EfficiencyProfile& b : own) {
+    if (!b.carries_fit_of.empty()) {
+      throw InputError("profile " + b.name, "$.carries_fit_of",
+                       "must be empty in a profile another one carries the fit of");
+    }
     GpuFit g = fit_gpu(runs, b, stacks, topos);
     if (!g.fit.rows_used.empty()) fitted[b.name] = g.fit.profile;
     gpu.emplace(b.name, std::move(g));
   }
+  for (const EfficiencyProfile& c : carriers) {
+    auto src = fitted.find(c.carries_fit_of);
+    if (src != fitted.end()) fitted[c.name] = carry_fit(c, src->second);
+  }
   const MoeHostFit host = fitted.empty() ? MoeHostFit{} : fit_moe_host(runs, fitted, topos);
+  std::map<std::string, ProfileFit> all;
+  for (auto& [name, g] : gpu) all.emplace(name, finish_fit(std::move(g), host, runs, date, topos));
   std::map<std::string, ProfileFit> out;
-  for (auto& [name, g] : gpu) out.emplace(name, finish_fit(std::move(g), host, runs, date, topos));
+  for (const EfficiencyProfile& b : bases) {
+    if (b.carries_fit_of.empty()) {
+      out[b.name] = all.at(b.name);
+      continue;
+    }
+    ProfileFit f = all.at(b.carries_fit_of);  // its rows, stacks and host time; the carrier's name
+    f.profile = carry_fit(b, f.profile);
+    out[b.name] = std::move(f);
+  }
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "parallax/core/presets.hpp"
 #include "parallax/costmodel/cross_validation.hpp"
 #include "parallax/costmodel/profile_fit.hpp"
 
@@ -139,4 +140,72 @@ TEST_CASE("fit: a fold's profiles carry the one host time fitted on every GPU's 
     CHECK(f.profile.moe_layer_host_s == host.host_s);
     CHECK(f.moe_host_rows == host.rows);
   }
+}
+
+TEST_CASE("fit: a profile that carries another's fit is that fit under its own name, never its own rows'") {
+  // A fold holding out B200 rows only: b200-megatron comes back as h100-megatron's fit on the
+  // rows given, which the fold makes although only b200-megatron was asked for.
+  Corpus c = legacy({"megatron-bridge-archive-h100-moe", "megatron-bridge-25.11-performance-summary"});
+  const EfficiencyProfile b200 = load_profile("b200-megatron");
+  REQUIRE(b200.carries_fit_of == "h100-megatron");
+  TopologyCache topos;
+  const std::map<std::string, ProfileFit> alone = fit_profiles(c.runs, {b200}, {}, "2026-01-01", topos);
+  const std::map<std::string, ProfileFit> both =
+      fit_profiles(c.runs, {load_profile("h100-megatron"), b200}, {}, "2026-01-01", topos);
+  REQUIRE(alone.size() == 1);
+  REQUIRE(both.size() == 2);
+  const ProfileFit& h = both.at("h100-megatron");
+  for (const ProfileFit* f : {&alone.at("b200-megatron"), &both.at("b200-megatron")}) {
+    CHECK(f->profile.name == "b200-megatron");
+    CHECK(f->profile.source == b200.source);
+    CHECK(f->rows_used == h.rows_used);  // H100 rows: not one B200 row fitted anything
+    CHECK(f->profile.gemm_efficiency_by_min_dim == h.profile.gemm_efficiency_by_min_dim);
+    CHECK(f->profile.memory_bound_efficiency == h.profile.memory_bound_efficiency);
+    CHECK(f->profile.moe_layer_host_s == h.profile.moe_layer_host_s);
+    for (const auto& [stack, s] : h.profile.frameworks) {
+      CHECK(f->profile.frameworks.at(stack).compute_efficiency_scale == s.compute_efficiency_scale);
+    }
+  }
+  for (const std::string& id : h.rows_used) CHECK(id.find("b200") == std::string::npos);
+  // Fitting the carrier itself is refused: the fit to make is the one it carries.
+  CHECK_THROWS_WITH(fit_profile(c.runs, b200, {}, "2026-01-01", topos),
+                    Catch::Contains("carries_fit_of") && Catch::Contains("fit h100-megatron"));
+  // A carrier of a carrier is refused: its fit would be nobody's.
+  EfficiencyProfile chain = load_profile("h100-megatron");
+  chain.name = "chained";
+  chain.carries_fit_of = "b200-megatron";
+  CHECK_THROWS_WITH(fit_profiles(c.runs, {chain}, {}, "2026-01-01", topos),
+                    Catch::Contains("profile b200-megatron") && Catch::Contains("$.carries_fit_of"));
+}
+
+TEST_CASE("profiles: carries_fit_of reads and writes back, and must name another profile") {
+  nlohmann::json j = to_json(load_profile("b200-megatron"));
+  auto read = [&] {
+    JsonObjectReader r(j, "profile.json");
+    return read_profile(r);
+  };
+  CHECK(read().carries_fit_of == "h100-megatron");
+  CHECK(to_json(read())["carries_fit_of"] == "h100-megatron");
+  j.erase("carries_fit_of");
+  CHECK(read().carries_fit_of.empty());
+  CHECK_FALSE(to_json(read()).contains("carries_fit_of"));
+  for (const char* bad : {"", "b200-megatron"}) {
+    j["carries_fit_of"] = bad;
+    CHECK_THROWS_WITH(read(), Catch::Contains("$.carries_fit_of") && Catch::Contains("another profile"));
+  }
+}
+
+TEST_CASE("profiles: a preset that carries another's fit holds exactly that profile's values") {
+  // The committed copy goes stale when its source is refitted and it is not: this fails then.
+  size_t carriers = 0;
+  for (const std::string& name : preset_names("profiles")) {
+    const EfficiencyProfile p = load_profile(name);
+    if (p.carries_fit_of.empty()) continue;
+    ++carriers;
+    INFO(name << " carries " << p.carries_fit_of);
+    const EfficiencyProfile src = load_profile(p.carries_fit_of);
+    CHECK(src.carries_fit_of.empty());
+    CHECK(to_json(p) == to_json(carry_fit(p, src)));
+  }
+  CHECK(carriers >= 1);  // b200-megatron
 }

@@ -123,6 +123,11 @@ struct EfficiencyProfile {
   // layer whose GPU work is shorter than this waits for the host (iteration_costs). Host work, not
   // GPU work: parallax fit fits it on the mixture-of-experts rows of every GPU (profile_fit.hpp).
   double moe_layer_host_s = 0;
+  // The fitted profile whose efficiencies this one carries unchanged (e.g. b200-megatron carries
+  // h100-megatron's: no GPU of its own has rows that could judge a fit out of sample); empty = its
+  // own. parallax fit and cross-validation derive it from that profile's fit (carry_fit), never
+  // fit it on its own rows.
+  std::string carries_fit_of;
   std::map<std::string, SoftwareStack> frameworks;
   Provenance provenance;
   // Optional calibrated tables (empty in the fitted GPU presets): exact GEMM shapes, efficiency
@@ -162,6 +167,10 @@ struct EfficiencyProfile {
 double fitted_time_s(const CollectiveFit& f, int64_t ranks, double bytes);
 // Ring steps of a collective on n ranks (the latency terms): 2(n-1), n-1, or 1 for send_recv.
 double collective_steps(Collective c, int64_t n);
+
+// `carrier` with every efficiency of `fitted` (the profile it carries_fit_of): its own name,
+// source, provenance and carries_fit_of kept, everything else `fitted`'s.
+EfficiencyProfile carry_fit(const EfficiencyProfile& carrier, const EfficiencyProfile& fitted);
 
 EfficiencyProfile read_profile(JsonObjectReader& r);
 nlohmann::json to_json(const EfficiencyProfile& p);

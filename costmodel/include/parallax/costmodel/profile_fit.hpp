@@ -47,7 +47,9 @@ struct ProfileFit {
 };
 
 // stacks: every stack the profile must carry an entry for (rows' stacks are added). date: the
-// provenance date written. Step 3 predicts the other GPUs' rows with their presets' profiles.
+// provenance date written. Step 3 predicts the other GPUs' rows with their presets' profiles, a
+// preset that carries this profile's fit with the fit being made. A base that itself carries
+// another profile's fit is refused (InputError): fit that one.
 ProfileFit fit_profile(const std::vector<PublishedRun>& runs, const EfficiencyProfile& base,
                        const std::vector<std::string>& stacks, const std::string& date,
                        TopologyCache& topos);
@@ -55,7 +57,9 @@ ProfileFit fit_profile(const std::vector<PublishedRun>& runs, const EfficiencyPr
 // Several profiles on the same rows (a fold of cross-validation): steps 1 and 2 for each, then
 // step 3 once, every MoE row predicted with its profile as fitted here (the presets' profile for
 // the others), and the one host time written into each. Keyed by profile name; a profile with no
-// rows comes back unfitted (rows_used empty).
+// rows comes back unfitted (rows_used empty). A base that carries_fit_of another profile is never
+// fitted on its own rows: it comes back as that profile's fit on these rows (fitted here even
+// when not among the bases) under its own name (carry_fit).
 std::map<std::string, ProfileFit> fit_profiles(const std::vector<PublishedRun>& runs,
                                                const std::vector<EfficiencyProfile>& bases,
                                                const std::vector<std::string>& stacks,

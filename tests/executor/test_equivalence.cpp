@@ -109,7 +109,7 @@ TEST_CASE("tp=2 pp=2 dp=2 equals the single process", "[executor][mpi]") {
   require_same(reference(), run_plan(dir, "t2p2d2", 2, 2, 2, "--zero 1 --recompute full"));
 }
 
-TEST_CASE("tp=2 pp=2 interleaved vpp=2 equals the single process", "[executor][mpi]") {
+TEST_CASE("tp=2 pp=2 interleaved vpp=2 equals the single process", "[executor][mpi][leakcheck]") {
   const std::string dir = scratch_dir("interleaved");
   require_same(reference(), run_plan(dir, "t2p2v2", 2, 2, 1, "--schedule interleaved --vpp 2"));
   require_same(reference(), run_plan(dir, "p2v2d2", 1, 2, 2,
@@ -161,7 +161,7 @@ TEST_CASE("llama-tiny: recompute and tp=2 (with and without SP) equal the single
 }
 
 TEST_CASE("llama-tiny: pp=2, dp=2 (ZeRO 0 and 1) and tp=2 pp=2 equal the single process",
-          "[executor][mpi][llama]") {
+          "[executor][mpi][llama][leakcheck]") {
   const Run& ref = llama_reference();
   const std::string dir = scratch_dir("llama_pp_dp");
   require_same(ref, run_plan(dir, "pp2", 1, 2, 1, "", "llama-tiny"));
@@ -173,7 +173,7 @@ TEST_CASE("llama-tiny: pp=2, dp=2 (ZeRO 0 and 1) and tp=2 pp=2 equal the single 
 }
 
 TEST_CASE("fused attention (the blocked kernel) equals the unfused single process",
-          "[executor][mpi][llama]") {
+          "[executor][mpi][llama][leakcheck]") {
   // The blocked online-softmax kernel keeps only each row's log-sum-exp; the training it computes
   // is the unfused kernel's within rounding.
   const std::string dir = scratch_dir("fused_attention");
@@ -229,7 +229,7 @@ TEST_CASE("llama with decoupled head_dim: tp=2 with SP, pp=2 dp=2 ZeRO-1 and cp=
 }
 
 TEST_CASE("tp=2 cp=2 pp=2 (with and without SP) equals the single process",
-          "[executor][mpi][llama][slow]") {
+          "[executor][mpi][llama][slow][leakcheck]") {
   require_cp2_same(llama_reference(), scratch_dir("t2c2p2"), "llama-tiny",
                    {{"t2c2p2", 2, 2, 1, ""},
                     {"t2c2p2_sp_sel", 2, 2, 1, "--sp --recompute selective"},
@@ -322,7 +322,7 @@ TEST_CASE("moe-tiny: ep=2 with dp=2, tp=2 and recompute equals the single proces
 }
 
 TEST_CASE("moe-tiny: ep=2 with pp=2, cp=2, tp=2 pp=2 dp=2 and edp=2 equals the single process",
-          "[executor][mpi][moe][slow]") {
+          "[executor][mpi][moe][slow][leakcheck]") {
   require_moe_same(scratch_dir("moe_ep_pp"), {{"p2d2e2_1f1b", 1, 2, 2, 1, "--schedule 1f1b", 2},
                                               {"c2e2", 1, 1, 1, 2, "--attention fused", 2},
                                               {"d4e2", 1, 1, 4, 1, "", 2},

@@ -114,7 +114,7 @@ int64_t stop_long_run(const std::string& dir, const std::string& plan, const std
 
 }  // namespace
 
-TEST_CASE("SIGTERM on one rank: every rank finishes the step, checkpoints it and exits 0", "[executor][mpi][faults]") {
+TEST_CASE("SIGTERM on one rank: every rank finishes the step, checkpoints it and exits 0", "[executor][mpi][faults][leakcheck]") {
   const std::string dir = scratch_dir("sigterm_rank");
   const std::string plan = make_plan(dir, "p", 1, 1, 2, "");
   const std::string ck = dir + "/ck";

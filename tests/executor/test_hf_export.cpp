@@ -99,7 +99,7 @@ Trained train(const std::string& name, const std::string& model, int64_t vocab, 
 }  // namespace
 
 TEST_CASE("a tp=2 pp=2 checkpoint exported for Hugging Face is its parameters, and PyTorch reproduces the loss",
-          "[executor][mpi][reference][export]") {
+          "[executor][mpi][reference][export][leakcheck]") {
   // gpt-micro: tied embeddings, vocab 128 padded to 256 by tp=2 (128 rows to remove).
   const Trained t = train("hf_export_tied", kSource + "/tests/reference/micro_model.json", 128, 2, 2, 1);
   const std::string out = t.dir + "/hf";

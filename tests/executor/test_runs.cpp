@@ -26,7 +26,7 @@ TEST_CASE("the same plan and seed give bit-identical losses", "[executor][mpi]")
   CHECK(losses(dir + "/a.json") == losses(dir + "/b.json"));
 }
 
-TEST_CASE("save at step 3 and resume: steps 4-6 are bit-identical", "[executor][mpi]") {
+TEST_CASE("save at step 3 and resume: steps 4-6 are bit-identical", "[executor][mpi][leakcheck]") {
   const std::string dir = scratch_dir("resume");
   const std::string plan = make_plan(dir, "p", 1, 1, 2, "--zero 1");
   REQUIRE(mpirun(2, "--plan " + plan + " --steps 6 --out " + dir + "/full.json", dir + "/f.log") == 0);
@@ -99,7 +99,7 @@ TEST_CASE("a Llama-layout checkpoint reshards: tp=2 to tp=1 dp=2 and tp=1 dp=2 t
 // names (gate | up of each expert stored apart, each tp shard holding half of each), resharded
 // from tp=2 pp=2 to dp=2 and back; and a save at step 3 resumed under the same plan is
 // bit-identical to the uninterrupted run.
-TEST_CASE("a mixture-of-experts checkpoint reshards and resumes bit for bit", "[executor][mpi][moe]") {
+TEST_CASE("a mixture-of-experts checkpoint reshards and resumes bit for bit", "[executor][mpi][moe][leakcheck]") {
   const std::string model = std::string(PARALLAX_SOURCE_DIR) + "/presets/models/moe-tiny.json";
   const std::string step = check_reshard("reshard_moe", 2, 2, 1, 1, 1, 2, "--zero 1", model);
   const auto stored = parallax::exec::read_stored_tensors(step);
@@ -282,7 +282,7 @@ TEST_CASE("checkpoint inspect: every step's model, plan and shards, every checks
                                      "verify; the first: " + f.string() + ": __metadata__.checksum: checksum mismatch") == 0);
 }
 
-TEST_CASE("bad input: one line on rank 0 and exit 2 on every rank", "[executor][mpi][slow]") {
+TEST_CASE("bad input: one line on rank 0 and exit 2 on every rank", "[executor][mpi][slow][leakcheck]") {
   const std::string dir = scratch_dir("errors");
   const std::string plan = make_plan(dir, "p", 2, 1, 1, "");
   SECTION("world size differs from tp*pp*dp") {

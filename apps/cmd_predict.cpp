@@ -49,6 +49,13 @@ Resolved resolve_megatron(const PredictArgs& a) {
     std::cerr << "parallax: note: " << imp.ignored.size()
               << " Megatron-LM arguments do not change the plan and were not read: " << list << "\n";
   }
+  if (!imp.not_costed.empty()) {
+    std::string list;
+    for (const std::string& x : imp.not_costed) list += (list.empty() ? "" : ", ") + x;
+    std::cerr << "parallax: note: " << imp.not_costed.size()
+              << " Megatron-LM arguments change the iteration time but are not costed; the prediction "
+                 "leaves them out: " << list << "\n";
+  }
   validate_plan(imp.file.model, imp.file.cluster, imp.file.job, imp.file.plan, imp.file.gpus,
                 a.megatron_args == "-" ? "stdin" : a.megatron_args);
   return {imp.file, j.profile};

@@ -290,6 +290,12 @@ MegatronImport import_megatron_args(const std::vector<std::string>& tokens, cons
   bool vocab_file = false;
   for (const std::string& t : tokens) vocab_file = vocab_file || t == "--vocab-file";
   out.file = parse_args(tokens, blank, &out.ignored);
+  for (const char* flag : kNotCosted) {
+    const auto it = std::find(out.ignored.begin(), out.ignored.end(), flag);
+    if (it == out.ignored.end()) continue;
+    out.ignored.erase(it);
+    out.not_costed.push_back(flag);
+  }
   ModelSpec& m = out.file.model;
   // --vocab-file with --merge-file is GPT-2's BPE (Megatron-LM's GPT2BPETokenizer): 50,257
   // tokens (Radford et al. 2019), which Megatron pads itself.

@@ -621,6 +621,20 @@ TEST_CASE("an MoE import without --moe-ffn-hidden-size gives the experts the FFN
   CHECK(g.model.moe.expert_ffn_hidden == 2048);
 }
 
+// Megatron-Core's EP all-to-all overlap changes the iteration time, and the cost model does not
+// cost it: an import says so apart from the arguments that do not change the plan.
+TEST_CASE("an import lists the EP all-to-all overlap as not costed, apart from the arguments it skips") {
+  const std::string text = "--num-layers 4 --hidden-size 1024 --num-attention-heads 8 --seq-length 128 "
+                           "--global-batch-size 8 --micro-batch-size 1 --vocab-size 32000 --num-experts 8 "
+                           "--moe-router-topk 2 --moe-token-dispatcher-type alltoall --expert-model-parallel-size 2 "
+                           "--log-interval 10 --overlap-moe-expert-parallel-comm --delay-wgrad-compute";
+  const MegatronImport imp = import_megatron_command(text, plan_file("gpt-tiny", 8, 8, test::PlanBuilder(1, 1)));
+  CHECK(imp.ignored == std::vector<std::string>{"--log-interval"});
+  CHECK(imp.not_costed ==
+        std::vector<std::string>{"--overlap-moe-expert-parallel-comm", "--delay-wgrad-compute"});
+  CHECK(imp.file.plan.ep == 2);
+}
+
 // The flex dispatcher as Megatron-Bridge's H100 Qwen3 recipe runs it (moe_token_dispatcher_type
 // "flex", moe_flex_dispatcher_backend "hybridep"); Megatron-Core's own rules (transformer_config.py
 // __post_init__) on --moe-enable-deepep, and a backend Parallax does not cost, are refused.

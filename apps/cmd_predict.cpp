@@ -43,19 +43,15 @@ Resolved resolve_megatron(const PredictArgs& a) {
   base.job = j.job;
   base.plan.order = a.plan.order;
   const MegatronImport imp = import_megatron_command(text, base);
-  if (!imp.ignored.empty()) {
+  // One note per list of arguments the prediction does not take, what they are said after it.
+  auto note = [](const std::vector<std::string>& args, const char* what) {
+    if (args.empty()) return;
     std::string list;
-    for (const std::string& x : imp.ignored) list += (list.empty() ? "" : ", ") + x;
-    std::cerr << "parallax: note: " << imp.ignored.size()
-              << " Megatron-LM arguments do not change the plan and were not read: " << list << "\n";
-  }
-  if (!imp.not_costed.empty()) {
-    std::string list;
-    for (const std::string& x : imp.not_costed) list += (list.empty() ? "" : ", ") + x;
-    std::cerr << "parallax: note: " << imp.not_costed.size()
-              << " Megatron-LM arguments change the iteration time but are not costed; the prediction "
-                 "leaves them out: " << list << "\n";
-  }
+    for (const std::string& x : args) list += (list.empty() ? "" : ", ") + x;
+    std::cerr << "parallax: note: " << args.size() << " Megatron-LM arguments " << what << ": " << list << "\n";
+  };
+  note(imp.ignored, "do not change the plan and were not read");
+  note(imp.not_costed, "change the iteration time but are not costed; the prediction leaves them out");
   validate_plan(imp.file.model, imp.file.cluster, imp.file.job, imp.file.plan, imp.file.gpus,
                 a.megatron_args == "-" ? "stdin" : a.megatron_args);
   return {imp.file, j.profile};

@@ -16,11 +16,12 @@
 #include <QVBoxLayout>
 
 #include "parallax/core/presets.hpp"
+#include "qstring_text.hpp"
 
 namespace parallax::gui {
 namespace {
 
-QString qs(const std::string& s) { return QString::fromStdString(s); }
+using detail::qs;
 std::string ss(const QString& s) { return s.toStdString(); }
 
 QComboBox* combo(const QString& name, const std::vector<std::string>& items, bool editable,

@@ -29,11 +29,12 @@
 #include "parallax/inputs/plan_text.hpp"
 #include "parallax/reports/report.hpp"
 #include "plans_table_model.hpp"
+#include "qstring_text.hpp"
 
 namespace parallax::gui {
 namespace {
 
-QString qs(const std::string& s) { return QString::fromStdString(s); }
+using detail::qs;
 
 }  // namespace
 

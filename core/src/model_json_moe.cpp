@@ -5,6 +5,7 @@
 #include "model_json_parts.hpp"
 #include "parallax/core/param_counts.hpp"
 #include "parallax/core/spec_json.hpp"
+#include "int_text.hpp"
 
 namespace parallax {
 
@@ -24,7 +25,7 @@ constexpr const char* kMoeKeys[] = {"num_experts",    "top_k",          "expert_
                                     "layer_freq",     "first_k_dense",  "router",
                                     "aux_loss_coeff", "capacity_factor"};
 
-std::string n(int64_t x) { return std::to_string(x); }
+using detail::n;
 
 // Which layers are MoE: some must be, or the object describes a dense model.
 void read_moe_layers(JsonObjectReader& o, ModelSpec& m) {

@@ -14,11 +14,12 @@
 #include <stdexcept>
 
 #include "parallax/core/error.hpp"
+#include "int_text.hpp"
 
 namespace parallax {
 namespace {
 
-std::string n(int64_t v) { return std::to_string(v); }
+using detail::n;
 
 void check_inputs(Schedule s, int64_t pp, int64_t vpp, int64_t m, int64_t group) {
   const auto fail = [](const std::string& path, const std::string& rule) {

@@ -10,6 +10,7 @@
 #include "parallax/core/schedule.hpp"
 #include "parallax/core/spec_json.hpp"
 #include "parallax/core/stack_spec.hpp"
+#include "int_text.hpp"
 
 namespace parallax {
 
@@ -35,7 +36,7 @@ std::string placement_order(const std::string& order, int64_t cp) {
 
 namespace {
 
-std::string n(int64_t x) { return std::to_string(x); }
+using detail::n;
 
 // Saturates instead of overflowing: plans built in code are not range-checked by a reader.
 int64_t product(int64_t a, int64_t b) {

@@ -8,6 +8,7 @@
 #include "parallax/executor/checkpoint_layout.hpp"
 #include "parallax/executor/safetensors.hpp"
 #include "durable_file.hpp"
+#include "shape_text.hpp"
 
 namespace parallax::exec {
 
@@ -49,11 +50,7 @@ std::string first_error(const std::string& mine, MPI_Comm world) {
   return msg;
 }
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
+using detail::shape_text;
 
 // The stored global shape is this plan's, or differs only by the vocabulary padding (a multiple of
 // 128*tp: another tp pads otherwise); rows past the vocabulary are not loaded (extract_shard).

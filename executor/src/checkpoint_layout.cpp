@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "parallax/core/error.hpp"
+#include "shape_text.hpp"
 
 namespace parallax::exec {
 
@@ -162,11 +163,7 @@ void transpose_2d(GlobalTensor& g) {
   g.shape = {cols, rows};
 }
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
+using detail::shape_text;
 
 std::string optimizer_prefix(const std::string& name) {
   for (const char* p : {"optimizer.m.", "optimizer.v."})

@@ -19,6 +19,7 @@
 #include "parallax/executor/checkpoint_identity.hpp"
 #include "parallax/kernels/math.hpp"
 #include "durable_file.hpp"
+#include "shape_text.hpp"
 
 namespace parallax::exec {
 
@@ -29,11 +30,7 @@ namespace {
 
 constexpr const char* kWhat = "checkpoint export --hf";
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
+using detail::shape_text;
 
 std::string joined(const std::vector<std::string>& items) {
   std::string out;

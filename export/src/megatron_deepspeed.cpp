@@ -9,7 +9,7 @@
 namespace parallax {
 namespace {
 
-[[noreturn]] void refuse(const std::string& why) {
+[[noreturn]] void refuse_megatron_deepspeed(const std::string& why) {
   throw InputError("export", "--format megatron-deepspeed", why);
 }
 
@@ -22,21 +22,21 @@ std::vector<std::string> megatron_deepspeed_args(const PlanFile& f, const Megatr
   const ModelSpec& m = f.model;
   const PlanSpec& p = f.plan;
   if (p.cp > 1)
-    refuse("Megatron-DeepSpeed has no context parallelism (cp " + std::to_string(p.cp) +
+    refuse_megatron_deepspeed("Megatron-DeepSpeed has no context parallelism (cp " + std::to_string(p.cp) +
            "): its sequence parallelism is DeepSpeed-Ulysses (--ds-sequence-parallel-size), an "
            "all-to-all of attention heads, not a ring of key/value chunks");
-  if (p.schedule == Schedule::interleaved) refuse("DeepSpeed's pipeline engine has no interleaved schedule");
-  if (p.schedule == Schedule::gpipe) refuse("DeepSpeed's pipeline engine runs 1F1B, not GPipe");
-  if (f.job.dtype == Dtype::fp8) refuse("Megatron-DeepSpeed has no fp8 training path");
+  if (p.schedule == Schedule::interleaved) refuse_megatron_deepspeed("DeepSpeed's pipeline engine has no interleaved schedule");
+  if (p.schedule == Schedule::gpipe) refuse_megatron_deepspeed("DeepSpeed's pipeline engine runs 1F1B, not GPipe");
+  if (f.job.dtype == Dtype::fp8) refuse_megatron_deepspeed("Megatron-DeepSpeed has no fp8 training path");
   // megatron/arguments.py has no --position-embedding-type: ALiBi is BigScience's fork's, whose
   // arguments differ (bigscience-workshop/Megatron-DeepSpeed trained BLOOM).
   if (m.position == Position::alibi)
-    refuse("microsoft/Megatron-DeepSpeed has no ALiBi argument (BLOOM's trainer was BigScience's fork, "
+    refuse_megatron_deepspeed("microsoft/Megatron-DeepSpeed has no ALiBi argument (BLOOM's trainer was BigScience's fork, "
            "whose arguments Parallax does not write)");
   // gpt_model.py (GPTModelPipe): the pipeline recomputes every layer ("uniform") or none - "deepspeed's
   // pipeline doesn't support the block recompute method".
   if (p.recompute == Recompute::full && p.recompute_layers > 0 && p.pp > 1)
-    refuse("DeepSpeed's pipeline recomputes every layer or none (recompute_layers " +
+    refuse_megatron_deepspeed("DeepSpeed's pipeline recomputes every layer or none (recompute_layers " +
            std::to_string(p.recompute_layers) + " with pp " + std::to_string(p.pp) + ")");
   validate_plan(m, f.cluster, f.job, p, f.gpus, "export");
   std::vector<std::string> a;
@@ -61,10 +61,10 @@ std::vector<std::string> megatron_deepspeed_args(const PlanFile& f, const Megatr
     // megatron/arguments.py: --rotary-position-embeddings-theta (an integer, default 10000) is
     // RotaryEmbedding's theta; there is no Llama 3.1 frequency scaling.
     if (m.rope_base != std::floor(m.rope_base) || m.rope_base > 2147483647.0)
-      refuse("Megatron-DeepSpeed's --rotary-position-embeddings-theta is an integer; the model's rope_base is " +
+      refuse_megatron_deepspeed("Megatron-DeepSpeed's --rotary-position-embeddings-theta is an integer; the model's rope_base is " +
              std::to_string(m.rope_base));
     if (m.has_rope_scaling())
-      refuse("Megatron-DeepSpeed's RoPE has no Llama 3.1 frequency scaling (megatron/model/rotary_pos_embedding.py "
+      refuse_megatron_deepspeed("Megatron-DeepSpeed's RoPE has no Llama 3.1 frequency scaling (megatron/model/rotary_pos_embedding.py "
              "takes theta only); the model has rope_scaling factor " + std::to_string(m.rope_scaling.factor));
     a.push_back("--use-rotary-position-embeddings");
     add(a, "--rotary-position-embeddings-theta", static_cast<int64_t>(m.rope_base));

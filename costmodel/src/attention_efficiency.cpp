@@ -44,4 +44,10 @@ std::optional<double> attention_kernel_efficiency(const AttentionKernel& kernel,
   return interpolate_log2(at_seq, head_dim);
 }
 
+double op_attention_kernel_efficiency(const Op& op, const AttentionKernel& kernel,
+                                      const std::string& arch) {
+  const bool backward = op.phase != Phase::forward && op.phase != Phase::recompute;
+  return attention_kernel_efficiency(kernel, arch, op.shape.k, op.shape.m, backward).value_or(0);
+}
+
 }  // namespace parallax

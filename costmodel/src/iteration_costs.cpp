@@ -43,6 +43,7 @@ struct Rates {
 // profile does not calibrate.
 std::optional<std::pair<double, double>> class_efficiency(const Op& op, const Rates& r) {
   const EfficiencyProfile& pf = *r.prof;
+  if (pf.op_class_efficiency.empty()) return std::nullopt;  // (GPU profiles: no string built)
   const auto cls = pf.op_class_efficiency.find(op.op_class);
   if (cls == pf.op_class_efficiency.end()) return std::nullopt;
   if (const ClassLayerEfficiency* s = pf.class_layer(op.op_class, r.layer))
@@ -85,12 +86,15 @@ double cold_op_time(const Op& op, const Rates& r) {
   const bool flash_bwd = flash && op.phase != Phase::forward && op.phase != Phase::recompute;
   double flash_eff = flash_bwd ? pf.fused_attention_backward : pf.fused_attention_forward;
   if (flash && r.attention_kernel)
-    flash_eff = attention_kernel_efficiency(*r.attention_kernel, *r.arch, g.k, g.m, flash_bwd).value_or(0);
+    flash_eff = op.attention_kernel_efficiency >= 0
+                    ? op.attention_kernel_efficiency
+                    : op_attention_kernel_efficiency(op, *r.attention_kernel, *r.arch);
   if (flash && flash_eff > 0) return std::max(op.flops / (peak * flash_eff * r.scale), mem_s);
   if (const GemmShapeEfficiency* e = pf.gemm_shape(gemm_role(op.phase), g.batch, g.m, g.n, g.k))
     return op.flops / (peak * e->efficiency * r.scale);
   // The fitted curve is the efficiency of full waves; a partial last wave idles SMs.
-  const double eff = pf.gemm_efficiency(g.min_dim()) * (r.gpu ? wave_efficiency(g, *r.gpu) : 1.0);
+  const double waves = op.wave_efficiency >= 0 ? op.wave_efficiency : r.gpu ? wave_efficiency(g, *r.gpu) : 1.0;
+  const double eff = pf.gemm_efficiency(g.min_dim()) * waves;
   return std::max(op.flops / (peak * eff * r.scale), mem_s);
 }
 
@@ -201,22 +205,21 @@ double comm_time(const EfficiencyProfile& pf, const std::vector<CommOp>& ops,
 // traffic sizes.
 struct MoeLayers {
   PhaseTimes rec, plain;
-  std::vector<CommOp> comm_rec, comm_plain;
+  const std::vector<CommOp>* comm_rec = nullptr;  // the shard's op lists (ShardOps)
+  const std::vector<CommOp>* comm_plain = nullptr;
   double gemm_rec = 0, gemm_plain = 0;  // linear GEMMs (what TP overlap runs under)
   MoeLayerComm comm;
 };
 
-MoeLayers moe_layers(const ModelSpec& m, const ShardShape& sh, const PlanSpec& p, const Rates& r) {
+MoeLayers moe_layers(const ShardOps& ops, const Rates& r) {
   MoeLayers x;
-  const std::vector<Op> rec = layer_ops(m, sh, p.recompute, true);
-  const std::vector<Op> plain = layer_ops(m, sh, Recompute::none, true);
-  x.rec = phase_times(rec, r);
-  x.plain = phase_times(plain, r);
-  x.gemm_rec = linear_gemm_time(rec, r);
-  x.gemm_plain = linear_gemm_time(plain, r);
-  x.comm_rec = layer_comm(m, sh, p.recompute, true);
-  x.comm_plain = layer_comm(m, sh, Recompute::none, true);
-  x.comm = moe_layer_comm(m, sh);
+  x.rec = phase_times(ops.moe_rec, r);
+  x.plain = phase_times(ops.moe_plain, r);
+  x.gemm_rec = linear_gemm_time(ops.moe_rec, r);
+  x.gemm_plain = linear_gemm_time(ops.moe_plain, r);
+  x.comm_rec = &ops.moe_comm_rec;
+  x.comm_plain = &ops.moe_comm_plain;
+  x.comm = ops.moe_comm;
   return x;
 }
 
@@ -439,6 +442,13 @@ IterationCosts iteration_costs(const ModelSpec& m, const ClusterSpec& c, const J
 
 IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const JobSpec& j,
                                const PlanSpec& plan, const EfficiencyProfile& prof) {
+  return iteration_costs(m, topo, j, plan, prof, plan_ops(m, j, plan, topo.spec().gpu));
+}
+
+IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const JobSpec& j,
+                               const PlanSpec& plan, const EfficiencyProfile& prof,
+                               const PlanOps& built) {
+  const ShardOps& ops = *built.ops;
   PlanSpec p = plan;
   p.zero = zero_stage_run(j, plan);  // the sharding the stack runs (TorchTitan's FSDP with pp)
   const ClusterSpec& c = topo.spec();
@@ -448,19 +458,19 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
   rates.layer = layer_key(m, p.tp);
   out.cache_fraction = rates.cache_fraction;
   out.peak_flops_per_s = c.gpu.peak(j.dtype);
-  const ShardShape sh = shard_shape(m, j, p);
+  const ShardShape& sh = ops.shard;
   const PlanComm& comm = topo.plan_comm(p);
 
-  const std::vector<Op> ops_rec = layer_ops(m, sh, p.recompute);
-  const std::vector<Op> ops_plain = layer_ops(m, sh, Recompute::none);
+  const std::vector<Op>& ops_rec = ops.layer_rec;
+  const std::vector<Op>& ops_plain = ops.layer_plain;
   const PhaseTimes lt_rec = phase_times(ops_rec, rates);
   const PhaseTimes lt_plain = phase_times(ops_plain, rates);
-  const std::vector<CommOp> comm_rec = layer_comm(m, sh, p.recompute);
-  const std::vector<CommOp> comm_plain = layer_comm(m, sh, Recompute::none);
+  const std::vector<CommOp>& comm_rec = ops.comm_rec;
+  const std::vector<CommOp>& comm_plain = ops.comm_plain;
   // A mixture of experts' MoE layers: their own ops, TP traffic and expert-group traffic.
-  const MoeLayers moe = m.is_moe() ? moe_layers(m, sh, p, rates) : MoeLayers{};
-  const PhaseTimes emb = phase_times(embedding_ops(m, sh), rates);
-  const PhaseTimes head = phase_times(head_ops(m, sh), rates);
+  const MoeLayers moe = m.is_moe() ? moe_layers(ops, rates) : MoeLayers{};
+  const PhaseTimes emb = phase_times(ops.embedding, rates);
+  const PhaseTimes head = phase_times(ops.head, rates);
 
   const StackOverlap& ov = j.overlap;
   const double slowdown = overlap_slowdown(c.gpu, ov);
@@ -478,6 +488,11 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
   const double layer_params = layer_params_per_rank(m, p.tp);
   const double opt_rate = optimizer_rate(rates, prof);
 
+  const auto stages = static_cast<size_t>(p.pp);
+  out.stages.reserve(stages);
+  out.dp_s.reserve(stages);
+  out.dp_exposed_s.reserve(stages);
+  out.optimizer_s.reserve(stages);
   for (int64_t k = 0; k < p.pp; ++k) {
     const int64_t layers = stage_layers(m.layers, p, k);
     const int64_t recomputed =
@@ -494,8 +509,8 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
     };
     const PhaseTimes st_rec = mixed(lt_rec, moe.rec), st_plain = mixed(lt_plain, moe.plain);
     // One MoE layer's TP traffic, recomputed and not.
-    const double moe_tp_rec = f > 0 ? comm_time(prof, moe.comm_rec, tp_groups) : 0;
-    const double moe_tp_plain = f > 0 ? comm_time(prof, moe.comm_plain, tp_groups) : 0;
+    const double moe_tp_rec = f > 0 ? comm_time(prof, *moe.comm_rec, tp_groups) : 0;
+    const double moe_tp_plain = f > 0 ? comm_time(prof, *moe.comm_plain, tp_groups) : 0;
     const double tp_rec = (1 - f) * comm_time(prof, comm_rec, tp_groups) + f * moe_tp_rec;
     const double tp_plain = (1 - f) * comm_time(prof, comm_plain, tp_groups) + f * moe_tp_plain;
     StageTime st;
@@ -519,12 +534,12 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
     if (k == 0) {
       st.forward_s += emb.forward;
       st.backward_s += emb.backward;
-      tp += comm_time(prof, embedding_comm(m, sh), tp_groups);
+      tp += comm_time(prof, ops.embedding_comm, tp_groups);
     }
     if (k == p.pp - 1) {
       st.forward_s += head.forward;
       st.backward_s += head.backward;
-      tp += comm_time(prof, head_comm(m, sh), tp_groups);
+      tp += comm_time(prof, ops.head_comm, tp_groups);
     }
     if (p.cp > 1) {
       const CpRingLayer ring = cp_ring_layer(prof, m, sh, comm.cp_ring_by_stage[static_cast<size_t>(k)],

@@ -9,6 +9,7 @@
 #include "parallax/core/stack_spec.hpp"
 #include "parallax/costmodel/conventions.hpp"
 #include "parallax/costmodel/ops.hpp"
+#include "parallax/costmodel/plan_ops.hpp"
 
 namespace parallax {
 
@@ -31,9 +32,15 @@ Prediction predict(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j, c
 
 Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, const PlanSpec& p,
                    const EfficiencyProfile& prof) {
+  return predict(m, topo, j, p, prof, plan_ops(m, j, p, topo.spec().gpu));
+}
+
+Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, const PlanSpec& p,
+                   const EfficiencyProfile& prof, const PlanOps& built) {
   const ClusterSpec& c = topo.spec();
   Prediction out;
-  const IterationCosts costs = iteration_costs(m, topo, j, p, prof);
+  const IterationCosts costs = iteration_costs(m, topo, j, p, prof, built);
+  const ShardOps& ops = *built.ops;
   out.stage_times = costs.stages;
 
   const double vpp = static_cast<double>(p.vpp);
@@ -69,16 +76,12 @@ Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, c
 
   // FLOPs: counted GEMMs of every rank and micro-batch. The MoE layers' at uniform routing: an
   // imbalance slows the busiest rank, it does not add work.
-  ShardShape sh = shard_shape(m, j, p);
-  sh.moe_imbalance = 1;
-  const std::vector<Op> layer_plain = layer_ops(m, sh, Recompute::none);
-  const std::vector<Op> layer_rec = layer_ops(m, sh, p.recompute);
+  // (ShardOps counts them at moe_imbalance 1.)
   const auto moe_layers = static_cast<double>(m.moe_layers());
-  const double moe_plain = moe_layers > 0 ? total_flops(layer_ops(m, sh, Recompute::none, true), false) : 0;
   const double ranks_x_mb =
       static_cast<double>(p.tp) * static_cast<double>(p.cp) * mb * static_cast<double>(p.dp);
-  out.model_flops = ranks_x_mb * ((static_cast<double>(m.layers) - moe_layers) * total_flops(layer_plain, false) +
-                                  moe_layers * moe_plain + total_flops(head_ops(m, sh), false));
+  out.model_flops = ranks_x_mb * ((static_cast<double>(m.layers) - moe_layers) * ops.layer_plain_flops +
+                                  moe_layers * ops.moe_plain_flops + ops.head_flops);
   int64_t rec_total = 0;
   for (int64_t k = 0; k < p.pp; ++k) {
     rec_total += p.recompute == Recompute::full && p.recompute_layers > 0
@@ -86,8 +89,8 @@ Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, c
                      : stage_layers(m.layers, p, k);
   }
   const double rec_layers = static_cast<double>(rec_total);
-  out.hardware_flops = out.model_flops + ranks_x_mb * rec_layers * (total_flops(layer_rec, true) -
-                                                                    total_flops(layer_rec, false));
+  out.hardware_flops = out.model_flops + ranks_x_mb * rec_layers * (ops.layer_rec_flops_with -
+                                                                    ops.layer_rec_flops_without);
   const int64_t global_batch = p.micro_batch * p.num_micro_batches * p.dp;
   // Megatron's closed form is a dense GPT's with heads hidden / heads wide: an MoE model, or
   // one of decoupled head_dim, reports its counted model FLOPs.
@@ -102,7 +105,7 @@ Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, c
   out.tokens_per_s = static_cast<double>(global_batch * m.seq_len) / out.iteration_time_s;
 
   // Memory: most loaded stage against the GPU, with the profile's reserve.
-  out.memory = stage_memory(m, j, p);
+  out.memory = built.memory;
   for (const StageMemory& sm : out.memory) {
     if (sm.total_bytes() > out.peak_bytes) {
       out.peak_bytes = sm.total_bytes();

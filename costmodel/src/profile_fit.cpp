@@ -27,16 +27,13 @@ void apply(EfficiencyProfile& p, const Curve& c) {
   p.memory_bound_efficiency = milli(c.mem_milli);
 }
 
-// A row and the plans its unpublished fields allow: every evaluation predicts the fastest of them
-// under the profile being evaluated, as validate does.
-struct Row {
-  const PublishedRun* run;
-  std::vector<PlanSpec> plans;
-};
+// A row and the plans its unpublished fields allow, their op lists built once for every trial:
+// every evaluation predicts the fastest of them under the profile being evaluated, as validate does.
+using Row = PreparedRow;
 
-double mean_abs_error(const std::vector<Row>& rows, const EfficiencyProfile& p, TopologyCache& t) {
+double mean_abs_error(const std::vector<Row>& rows, const EfficiencyProfile& p) {
   double sum = 0;
-  for (const Row& r : rows) sum += std::fabs(best_candidate(*r.run, r.plans, p, t).error_pct);
+  for (const Row& r : rows) sum += std::fabs(best_candidate_error_pct(r, p));
   return rows.empty() ? 0 : sum / static_cast<double>(rows.size());
 }
 
@@ -91,11 +88,10 @@ Curve fit_emax_mem(const std::function<double(const Curve&)>& cost, Curve c, boo
 // With the shape free, every d_half of the list is tried with its own best e_max and memory
 // efficiency: e_max and d_half trade off along a valley that a descent one coordinate at a time
 // stops in.
-Curve fit_curve(const std::vector<Row>& rows, EfficiencyProfile p, Curve c, bool shape,
-                TopologyCache& t) {
+Curve fit_curve(const std::vector<Row>& rows, EfficiencyProfile p, Curve c, bool shape) {
   const std::function<double(const Curve&)> cost = [&](const Curve& x) {
     apply(p, x);
-    return mean_abs_error(rows, p, t);
+    return mean_abs_error(rows, p);
   };
   if (!shape) return fit_emax_mem(cost, c, false);
   Curve best;
@@ -126,13 +122,12 @@ std::string format_pct(double x) {
 // The host's time per MoE layer and micro-batch (EfficiencyProfile::moe_layer_host_s), in steps of
 // 0.1 ms: coarse steps of 1 ms from 0 to 30 ms, then 0.1 ms around the best (the first on ties, so
 // rows the floor never binds leave it at 0).
-double scan_moe_host_s(const std::vector<Row>& rows, std::vector<EfficiencyProfile> profiles,
-                       TopologyCache& t) {
+double scan_moe_host_s(const std::vector<Row>& rows, std::vector<EfficiencyProfile> profiles) {
   const auto cost = [&](int tenths_ms) {
     double sum = 0;
     for (size_t i = 0; i < rows.size(); ++i) {
       profiles[i].moe_layer_host_s = tenths_ms / 1e4;
-      sum += std::fabs(best_candidate(*rows[i].run, rows[i].plans, profiles[i], t).error_pct);
+      sum += std::fabs(best_candidate_error_pct(rows[i], profiles[i]));
     }
     return sum;
   };
@@ -253,12 +248,12 @@ GpuFit fit_gpu(const std::vector<PublishedRun>& runs, const EfficiencyProfile& b
   std::vector<Row> ref;
   std::map<std::string, std::vector<Row>> by_stack;
   for (const PublishedRun* r : mine) {
-    const Row row{r, valid_candidates(*r)};
+    const Row row = prepare_row(*r, topos);
     if (pooled || r->stack == kReferenceStack) ref.push_back(row);
     if (r->stack != kReferenceStack) by_stack[r->stack].push_back(row);
   }
   if (!ref.empty()) {
-    c = fit_curve(ref, p, c, shape, topos);
+    c = fit_curve(ref, p, c, shape);
     apply(p, c);
   }
   for (const auto& entry : by_stack) {
@@ -268,7 +263,7 @@ GpuFit fit_gpu(const std::vector<PublishedRun>& runs, const EfficiencyProfile& b
     EfficiencyProfile q = p;
     const int k = coarse_fine(200, 2000, [&](int m) {
       q.frameworks[stack].compute_efficiency_scale = milli(m);
-      return mean_abs_error(stack_rows, q, topos);
+      return mean_abs_error(stack_rows, q);
     });
     p.frameworks[stack].compute_efficiency_scale = milli(k);
     fit.stacks[stack] = {milli(k), stack_rows.size()};
@@ -332,11 +327,11 @@ MoeHostFit fit_moe_host(const std::vector<PublishedRun>& runs,
         it = loaded.emplace(name, std::move(p)).first;
       }
     }
-    rows.push_back({&r, valid_candidates(r)});
+    rows.push_back(prepare_row(r, topos));
     row_profiles.push_back(it->second);
     out.rows.push_back(r.id);
   }
-  if (!rows.empty()) out.host_s = scan_moe_host_s(rows, std::move(row_profiles), topos);
+  if (!rows.empty()) out.host_s = scan_moe_host_s(rows, std::move(row_profiles));
   return out;
 }
 

@@ -144,6 +144,36 @@ ValidationRow best_candidate(const PublishedRun& run, const std::vector<PlanSpec
   return *best;
 }
 
+PreparedRow prepare_row(const PublishedRun& run, TopologyCache& topos) {
+  PreparedRow out;
+  out.run = &run;
+  out.topo = &topos.get(run.cluster);
+  out.plans = valid_candidates(run);
+  out.ops.reserve(out.plans.size());
+  for (const PlanSpec& p : out.plans) out.ops.push_back(plan_ops(run.model, run.job, p, run.cluster.gpu));
+  return out;
+}
+
+double best_candidate_error_pct(const PreparedRow& row, const EfficiencyProfile& prof) {
+  const PublishedRun& run = *row.run;
+  bool have = false, best_fits = false;
+  double best_s = 0;
+  for (size_t i = 0; i < row.plans.size(); ++i) {
+    const Prediction pr = predict(run.model, *row.topo, run.job, row.plans[i], prof, row.ops[i]);
+    // best_candidate's order: fitting plans first, then the faster.
+    const bool better = !have || (pr.fits && !best_fits) ||
+                        (pr.fits == best_fits && pr.iteration_time_s < best_s);
+    if (better) {
+      have = true;
+      best_fits = pr.fits;
+      best_s = pr.iteration_time_s;
+    }
+  }
+  // predict_run's error: measured time / predicted time - 1.
+  const double ratio = run.measured_iteration_time_s / best_s;
+  return (ratio - 1) * 100;
+}
+
 ValidationRow validate_run(const PublishedRun& run, const EfficiencyProfile& prof,
                            TopologyCache& topos) {
   ValidationRow best = best_candidate(run, valid_candidates(run), prof, topos);

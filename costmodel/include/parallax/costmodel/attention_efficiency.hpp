@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "parallax/core/attention_kernel.hpp"
+#include "parallax/costmodel/ops.hpp"
 
 namespace parallax {
 
@@ -20,5 +21,11 @@ const AttentionKernel* attention_kernel_for(const std::vector<AttentionKernel>& 
 std::optional<double> attention_kernel_efficiency(const AttentionKernel& kernel,
                                                   const std::string& arch, double head_dim,
                                                   double seq_len, bool backward);
+
+// A fused attention op's (op class flash_attention*) efficiency from `kernel` on `arch`, at the
+// op's head size (its contraction k) and sequence length (its m), forward or backward by its phase
+// (a recompute runs the forward); 0 where the kernel has no point on `arch`.
+double op_attention_kernel_efficiency(const Op& op, const AttentionKernel& kernel,
+                                      const std::string& arch);
 
 }  // namespace parallax

@@ -12,6 +12,7 @@
 #include "parallax/core/model_spec.hpp"
 #include "parallax/core/plan_spec.hpp"
 #include "parallax/costmodel/ops.hpp"
+#include "parallax/costmodel/plan_ops.hpp"
 #include "parallax/costmodel/profile.hpp"
 #include "parallax/topologies/topology.hpp"
 
@@ -142,5 +143,9 @@ IterationCosts iteration_costs(const ModelSpec& m, const ClusterSpec& c, const J
 // The same with a topology built once and reused (its plan analyses are memoised).
 IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const JobSpec& j,
                                const PlanSpec& p, const EfficiencyProfile& prof);
+// The same with the plan's op lists built once (plan_ops.hpp): they must be plan_ops(m, j, p,
+// the cluster's GPU).
+IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const JobSpec& j,
+                               const PlanSpec& p, const EfficiencyProfile& prof, const PlanOps& ops);
 
 }  // namespace parallax

@@ -43,6 +43,12 @@ struct Op {
   double bytes = 0;  // HBM traffic of the kernel
   GemmShape shape;   // gemm only
   bool fp8 = false;  // a linear layer's GEMM of an fp8 job: runs at the fp8 peak
+  // What the op's time needs of the GPU and the job's attention kernel and of no profile, filled
+  // by plan_ops() (plan_ops.hpp) so that pricing under many profiles computes them once; negative
+  // when not filled, and then computed where the op is priced: the GEMM's wave efficiency on the
+  // GPU (gemm_waves.hpp), and a fused attention op's efficiency from the kernel's measurements.
+  double wave_efficiency = -1;
+  double attention_kernel_efficiency = -1;
 };
 
 struct CommOp {

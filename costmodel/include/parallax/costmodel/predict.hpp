@@ -12,6 +12,7 @@
 #include "parallax/core/plan_spec.hpp"
 #include "parallax/costmodel/iteration_costs.hpp"
 #include "parallax/costmodel/memory.hpp"
+#include "parallax/costmodel/plan_ops.hpp"
 #include "parallax/costmodel/profile.hpp"
 
 namespace parallax {
@@ -69,5 +70,9 @@ Prediction predict(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j, c
                    const EfficiencyProfile& prof);
 Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, const PlanSpec& p,
                    const EfficiencyProfile& prof);
+// The same with the plan's op lists built once: `ops` must be plan_ops(m, j, p, the cluster's
+// GPU). A caller pricing one plan under many profiles (parallax fit) saves rebuilding them.
+Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, const PlanSpec& p,
+                   const EfficiencyProfile& prof, const PlanOps& ops);
 
 }  // namespace parallax

@@ -13,6 +13,7 @@
 #include "parallax/core/model_spec.hpp"
 #include "parallax/core/plan_spec.hpp"
 #include "parallax/costmodel/corpus.hpp"
+#include "parallax/costmodel/plan_ops.hpp"
 #include "parallax/costmodel/predict.hpp"
 #include "parallax/costmodel/profile.hpp"
 #include "parallax/topologies/topology.hpp"
@@ -63,6 +64,17 @@ std::vector<PlanSpec> valid_candidates(const PublishedRun& run);
 // The fastest of the candidates (fitting ones first) under prof, without the fill description.
 ValidationRow best_candidate(const PublishedRun& run, const std::vector<PlanSpec>& candidates,
                              const EfficiencyProfile& prof, TopologyCache& topos);
+// A row's candidate plans (valid_candidates), each with its op lists built once (plan_ops), on
+// its cluster's graph: what a fit prices under every profile it tries.
+struct PreparedRow {
+  const PublishedRun* run = nullptr;
+  const Topology* topo = nullptr;  // owned by the TopologyCache it was prepared with
+  std::vector<PlanSpec> plans;
+  std::vector<PlanOps> ops;
+};
+PreparedRow prepare_row(const PublishedRun& run, TopologyCache& topos);
+// best_candidate's choice under prof, reduced to what a fit reads: its error_pct.
+double best_candidate_error_pct(const PreparedRow& row, const EfficiencyProfile& prof);
 // The fastest candidate plan (fitting ones first) under prof.
 ValidationRow validate_run(const PublishedRun& run, const EfficiencyProfile& prof,
                            TopologyCache& topos);

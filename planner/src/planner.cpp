@@ -5,9 +5,15 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
+
+#include "parallax/costmodel/plan_ops.hpp"
 
 namespace parallax {
 namespace {
@@ -20,9 +26,39 @@ bool better(const RankedPlan& a, const RankedPlan& b) {
   return a.headroom_bytes() > b.headroom_bytes();
 }
 
+// The shards' op lists of one search, each built once (costmodel/plan_ops.hpp): the plans of one
+// tp, cp, micro-batch, sequence parallelism, expert split, dispatcher and recompute share them
+// (model and job are the search's). Shared by the worker threads.
+class ShardOpsCache {
+ public:
+  ShardOpsCache(const ModelSpec& m, const JobSpec& j, const GpuSpec& gpu) : m_(m), j_(j), gpu_(gpu) {}
+
+  std::shared_ptr<const ShardOps> get(const PlanSpec& p) {
+    const Key key{p.micro_batch, p.tp, p.cp, p.sequence_parallel, p.ep, expert_tp(p), p.moe_dispatcher, p.recompute};
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = shards_.find(key);
+      if (it != shards_.end()) return it->second;
+    }
+    std::shared_ptr<const ShardOps> ops = shard_ops(m_, j_, p, gpu_);
+    std::lock_guard<std::mutex> lock(mutex_);
+    return shards_.emplace(key, std::move(ops)).first->second;
+  }
+
+ private:
+  // What shard_shape() reads of a plan, and the recompute mode.
+  using Key = std::tuple<int64_t, int64_t, int64_t, bool, int64_t, int64_t, MoeDispatcher, Recompute>;
+  const ModelSpec& m_;
+  const JobSpec& j_;
+  const GpuSpec& gpu_;
+  std::mutex mutex_;
+  std::map<Key, std::shared_ptr<const ShardOps>> shards_;
+};
+
 std::vector<RankedPlan> predict_all(const PlannerInputs& in, const Topology& topo,
                                     const std::vector<PlanSpec>& plans, const Progress& progress) {
   std::vector<RankedPlan> out(plans.size());
+  ShardOpsCache shards(in.model, in.job, topo.spec().gpu);
   std::atomic<int64_t> next{0};
   std::atomic<int64_t> done{0};
   const int64_t total = static_cast<int64_t>(plans.size());
@@ -30,7 +66,8 @@ std::vector<RankedPlan> predict_all(const PlannerInputs& in, const Topology& top
     for (int64_t i = next++; i < total; i = next++) {
       RankedPlan& r = out[static_cast<size_t>(i)];
       r.plan = plans[static_cast<size_t>(i)];
-      r.prediction = predict(in.model, topo, in.job, r.plan, in.profile);
+      r.prediction = predict(in.model, topo, in.job, r.plan, in.profile,
+                             plan_ops(in.model, in.job, r.plan, shards.get(r.plan)));
       r.time_s = r.prediction.iteration_time_s;
       ++done;
     }

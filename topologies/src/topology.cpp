@@ -78,23 +78,12 @@ PlanComm Topology::analyse(const PlanSpec& p) const {
                      "tp * dp * pp = " + std::to_string(pl.world_size()) + " GPUs exceed cluster " +
                          spec().name + " (" + std::to_string(graph_.gpus()) + " GPUs)");
   PlanComm out;
-  out.tp_by_stage.resize(static_cast<size_t>(p.pp));
-  out.dp_by_stage.resize(static_cast<size_t>(p.pp));
-  for (ParallelDim dim : {ParallelDim::tp, ParallelDim::dp}) {
-    // Gradients are reduced over the dp x cp ranks that hold the same weights.
-    const auto rank_groups = dim == ParallelDim::dp ? pl.groups({ParallelDim::cp, ParallelDim::dp})
-                                                    : pl.groups(dim);
-    std::vector<std::vector<int64_t>> gpu_groups;
-    for (const auto& rg : rank_groups) gpu_groups.push_back(to_gpus(pl, rg));
-    const std::vector<GroupCost> costs = analyse_groups(graph_, gpu_groups);
-    auto& by_stage = dim == ParallelDim::tp ? out.tp_by_stage : out.dp_by_stage;
-    for (size_t i = 0; i < rank_groups.size(); ++i) {
-      const auto stage = static_cast<size_t>(pl.coords(rank_groups[i].front()).pp);
-      push_unique(by_stage[stage], costs[i]);
-      if (dim == ParallelDim::tp && costs[i].nodes > 1) out.tp_crosses_nodes = true;
-    }
-  }
-  if (p.cp > 1) out.cp_ring_by_stage = analyse_cp_ring(pl, p.pp);
+  out.tp_by_stage = stage_groups(pl, {ParallelDim::tp});
+  // Gradients are reduced over the dp x cp ranks that hold the same weights.
+  out.dp_by_stage = stage_groups(pl, {ParallelDim::cp, ParallelDim::dp});
+  for (const auto& stage : out.tp_by_stage)
+    for (const GroupCost& c : stage) out.tp_crosses_nodes = out.tp_crosses_nodes || c.nodes > 1;
+  if (p.cp > 1) out.cp_ring_by_stage = cp_rings(pl);
   // Only expert-parallel plans need the expert groups (a dense plan has ep 1 and no etp).
   if (p.ep > 1 || p.etp > 0) {
     out.ep_by_stage = analyse_expert(pl, p, ExpertDim::ep);
@@ -102,8 +91,100 @@ PlanComm Topology::analyse(const PlanSpec& p) const {
     out.edp_by_stage = analyse_expert(pl, p, ExpertDim::edp);
   }
   if (p.pp > 1) {
+    const PipelineLinks& links = pipeline_links(pl);
+    out.p2p = links.p2p;
+    out.embedding = links.embedding;
+  }
+  return out;
+}
+
+namespace {
+
+// What a set of groups on a placement is a function of, so that analyses may be shared between
+// plans: a dimension's groups are fixed by the world size and that dimension's size and stride
+// (Placement::groups, expert_groups; gpu_of_rank is the identity), a group's stage by the pp
+// size and stride. kind tells the analyses apart; extra holds the expert sizes.
+std::vector<int64_t> shape_key(int64_t kind, const Placement& pl, std::initializer_list<ParallelDim> dims,
+                               std::initializer_list<int64_t> extra = {}) {
+  std::vector<int64_t> key{kind, pl.world_size(), pl.size(ParallelDim::pp), pl.stride(ParallelDim::pp)};
+  for (ParallelDim d : dims) {
+    key.push_back(pl.size(d));
+    key.push_back(pl.stride(d));
+  }
+  key.insert(key.end(), extra);
+  return key;
+}
+
+// The distinct costs of each stage's groups, given every group with its stage.
+std::vector<std::vector<GroupCost>> by_stage(const ClusterGraph& graph, int64_t pp,
+                                             const std::vector<std::vector<int64_t>>& gpu_groups,
+                                             const std::vector<size_t>& stages) {
+  const std::vector<GroupCost> costs = analyse_groups(graph, gpu_groups);
+  std::vector<std::vector<GroupCost>> out(static_cast<size_t>(pp));
+  for (size_t i = 0; i < costs.size(); ++i) push_unique(out[stages[i]], costs[i]);
+  return out;
+}
+
+// A group of one GPU in every stage: no ring, what analyse_groups gives a lone GPU.
+std::vector<std::vector<GroupCost>> lone_gpus(int64_t pp) {
+  return std::vector<std::vector<GroupCost>>(static_cast<size_t>(pp), std::vector<GroupCost>{GroupCost{}});
+}
+
+}  // namespace
+
+template <class V, class F>
+const V& Topology::memo(std::unordered_map<std::vector<int64_t>, V, GroupKeyHash>& cache,
+                        std::vector<int64_t> key, F&& compute) const {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  V value = compute();
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cache.emplace(std::move(key), std::move(value)).first->second;
+}
+
+std::vector<std::vector<GroupCost>> Topology::stage_groups(const Placement& pl,
+                                                           std::initializer_list<ParallelDim> dims) const {
+  int64_t size = 1;
+  for (ParallelDim d : dims) size *= pl.size(d);
+  const int64_t pp = pl.size(ParallelDim::pp);
+  if (size == 1) return lone_gpus(pp);
+  return memo(stage_groups_, shape_key(0, pl, dims), [&] {
+    const auto rank_groups = dims.size() == 1 ? pl.groups(*dims.begin()) : pl.groups(dims);
+    std::vector<std::vector<int64_t>> gpu_groups;
+    std::vector<size_t> stages;
+    for (const auto& rg : rank_groups) {
+      gpu_groups.push_back(to_gpus(pl, rg));
+      stages.push_back(static_cast<size_t>(pl.coords(rg.front()).pp));
+    }
+    return by_stage(graph_, pp, gpu_groups, stages);
+  });
+}
+
+const std::vector<std::vector<P2pCost>>& Topology::cp_rings(const Placement& pl) const {
+  return memo(cp_rings_, shape_key(1, pl, {ParallelDim::cp}), [&] {
+    const int64_t pp = pl.size(ParallelDim::pp);
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> sends(static_cast<size_t>(pp));
+    for (const auto& ring : pl.groups(ParallelDim::cp)) {
+      auto& stage = sends[static_cast<size_t>(pl.coords(ring.front()).pp)];
+      for (size_t i = 0; i < ring.size(); ++i)
+        stage.emplace_back(pl.gpu_of_rank(ring[i]), pl.gpu_of_rank(ring[(i + 1) % ring.size()]));
+    }
+    std::vector<std::vector<P2pCost>> out(static_cast<size_t>(pp));
+    for (size_t k = 0; k < sends.size(); ++k)
+      for (const P2pCost& c : analyse_p2p(graph_, sends[k])) push_unique(out[k], c);
+    return out;
+  });
+}
+
+const Topology::PipelineLinks& Topology::pipeline_links(const Placement& pl) const {
+  return memo(pipelines_, shape_key(2, pl, {}), [&] {
+    PipelineLinks out;
+    const int64_t pp = pl.size(ParallelDim::pp);
     const auto pipelines = pl.groups(ParallelDim::pp);
-    for (int64_t k = 0; k + 1 < p.pp; ++k) {
+    for (int64_t k = 0; k + 1 < pp; ++k) {
       std::vector<std::pair<int64_t, int64_t>> transfers;
       for (const auto& pipe : pipelines)
         transfers.emplace_back(pl.gpu_of_rank(pipe[static_cast<size_t>(k)]),
@@ -114,21 +195,8 @@ PlanComm Topology::analyse(const PlanSpec& p) const {
     for (const auto& pipe : pipelines)
       pairs.push_back({pl.gpu_of_rank(pipe.front()), pl.gpu_of_rank(pipe.back())});
     for (const GroupCost& c : analyse_groups(graph_, pairs)) push_unique(out.embedding, c);
-  }
-  return out;
-}
-
-std::vector<std::vector<P2pCost>> Topology::analyse_cp_ring(const Placement& pl, int64_t pp) const {
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> sends(static_cast<size_t>(pp));
-  for (const auto& ring : pl.groups(ParallelDim::cp)) {
-    auto& stage = sends[static_cast<size_t>(pl.coords(ring.front()).pp)];
-    for (size_t i = 0; i < ring.size(); ++i)
-      stage.emplace_back(pl.gpu_of_rank(ring[i]), pl.gpu_of_rank(ring[(i + 1) % ring.size()]));
-  }
-  std::vector<std::vector<P2pCost>> out(static_cast<size_t>(pp));
-  for (size_t k = 0; k < sends.size(); ++k)
-    for (const P2pCost& c : analyse_p2p(graph_, sends[k])) push_unique(out[k], c);
-  return out;
+    return out;
+  });
 }
 
 std::vector<std::vector<GroupCost>> Topology::analyse_expert(const Placement& pl, const PlanSpec& p,
@@ -136,14 +204,18 @@ std::vector<std::vector<GroupCost>> Topology::analyse_expert(const Placement& pl
   const int64_t etp = expert_tp(p);
   if ((p.tp * p.cp * p.dp) % (etp * p.ep) != 0)
     throw InputError("plan", "$.plan.ep", "etp * ep must divide tp * cp * dp");  // validate_plan's rule
-  const auto rank_groups = expert_groups(pl, etp, p.ep, d);
-  std::vector<std::vector<int64_t>> gpu_groups;
-  for (const auto& rg : rank_groups) gpu_groups.push_back(to_gpus(pl, rg));
-  const std::vector<GroupCost> costs = analyse_groups(graph_, gpu_groups);
-  std::vector<std::vector<GroupCost>> by_stage(static_cast<size_t>(p.pp));
-  for (size_t i = 0; i < rank_groups.size(); ++i)
-    push_unique(by_stage[static_cast<size_t>(pl.coords(rank_groups[i].front()).pp)], costs[i]);
-  return by_stage;
+  const int64_t size = d == ExpertDim::etp ? etp : d == ExpertDim::ep ? p.ep : p.tp * p.cp * p.dp / (etp * p.ep);
+  if (size == 1) return lone_gpus(p.pp);
+  return memo(stage_groups_, shape_key(3, pl, {}, {etp, p.ep, static_cast<int64_t>(d)}), [&] {
+    const auto rank_groups = expert_groups(pl, etp, p.ep, d);
+    std::vector<std::vector<int64_t>> gpu_groups;
+    std::vector<size_t> stages;
+    for (const auto& rg : rank_groups) {
+      gpu_groups.push_back(to_gpus(pl, rg));
+      stages.push_back(static_cast<size_t>(pl.coords(rg.front()).pp));
+    }
+    return by_stage(graph_, p.pp, gpu_groups, stages);
+  });
 }
 
 GroupCost Topology::group_cost(const std::vector<int64_t>& gpus) const {

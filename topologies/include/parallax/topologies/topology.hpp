@@ -4,6 +4,7 @@
 // Thread-safe: the caches are guarded by a mutex; returned references stay valid for the
 // Topology's lifetime (node-based maps).
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -74,15 +75,36 @@ class Topology {
   };
 
   PlanComm analyse(const PlanSpec& p) const;
-  std::vector<std::vector<P2pCost>> analyse_cp_ring(const Placement& pl, int64_t pp) const;
+  // The analyses a PlanComm is made of, each memoised on what its groups are a function of (the
+  // world size and the sizes and strides of the dimensions involved): plans that differ along
+  // other dimensions share them (on 16,384 GPUs in tp-cp-dp-pp order, tp 8 has the same TP groups
+  // whatever cp, dp and pp are). Each stage's distinct group costs of the dimensions `dims`:
+  std::vector<std::vector<GroupCost>> stage_groups(const Placement& pl,
+                                                   std::initializer_list<ParallelDim> dims) const;
+  // Per stage, the distinct costs of one step of the context-parallel ring.
+  const std::vector<std::vector<P2pCost>>& cp_rings(const Placement& pl) const;
+  // The stage-to-stage transfers and the first-last stage pairs (PlanComm::p2p, embedding).
+  struct PipelineLinks {
+    std::vector<P2pCost> p2p;
+    std::vector<GroupCost> embedding;
+  };
+  const PipelineLinks& pipeline_links(const Placement& pl) const;
   // Costs of each stage's groups of one expert dimension.
   std::vector<std::vector<GroupCost>> analyse_expert(const Placement& pl, const PlanSpec& p,
                                                      ExpertDim d) const;
+  template <class V, class F>
+  const V& memo(std::unordered_map<std::vector<int64_t>, V, GroupKeyHash>& cache,
+                std::vector<int64_t> key, F&& compute) const;
 
   ClusterGraph graph_;
   mutable std::mutex mutex_;
   mutable std::unordered_map<PlanKey, PlanComm, PlanKeyHash> plans_;
   mutable std::unordered_map<std::vector<int64_t>, GroupCost, GroupKeyHash> groups_;
+  // The memoised analyses, keyed by their group shapes (stage_groups, analyse_expert, cp_rings,
+  // pipeline_links).
+  mutable std::unordered_map<std::vector<int64_t>, std::vector<std::vector<GroupCost>>, GroupKeyHash> stage_groups_;
+  mutable std::unordered_map<std::vector<int64_t>, std::vector<std::vector<P2pCost>>, GroupKeyHash> cp_rings_;
+  mutable std::unordered_map<std::vector<int64_t>, PipelineLinks, GroupKeyHash> pipelines_;
 };
 
 }  // namespace parallax

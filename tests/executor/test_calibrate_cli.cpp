@@ -84,7 +84,7 @@ TEST_CASE("calibrate --backend cpu writes a profile with provenance, GEMM shapes
 // micro-batch of 32 tokens: the forward GEMMs (32, n, 64) are qkv n = (4 + 2 x 2) x 16 = 128,
 // proj n = 64, fc n = 2 x 128 = 256 and head n = 256. With a KV head per query head qkv would be
 // 3 x 64 = 192 wide.
-TEST_CASE("calibrate times a grouped-query model's qkv projection and attention at its KV heads", "[slow]") {
+TEST_CASE("calibrate times a grouped-query model's qkv projection and attention at its KV heads", "[slow][release-only]") {
   const std::string dir = scratch_dir("calibrate_gqa");
   const std::string out = dir + "/cpu.json";
   const int rc = shell(px() + " calibrate --backend cpu --np 2 --tp 1 --model llama-tiny --mbs 1"

@@ -76,7 +76,7 @@ TEST_CASE("single process: recompute full and selective change nothing", "[execu
   require_same(reference(), run_plan(dir, "selective", 1, 1, 1, "--recompute selective"));
 }
 
-TEST_CASE("tp=2 equals the single process", "[executor][mpi]") {
+TEST_CASE("tp=2 equals the single process", "[executor][mpi][release-only]") {
   const std::string dir = scratch_dir("tp2");
   require_same(reference(), run_plan(dir, "tp2", 2, 1, 1, ""));
   require_same(reference(), run_plan(dir, "tp2_full", 2, 1, 1, "--recompute full"));
@@ -90,7 +90,7 @@ TEST_CASE("sequence parallelism equals the single process", "[executor][mpi][slo
                                      "--sp --recompute selective --zero 1"));
 }
 
-TEST_CASE("dp=2 equals the single process, with and without ZeRO-1", "[executor][mpi]") {
+TEST_CASE("dp=2 equals the single process, with and without ZeRO-1", "[executor][mpi][release-only]") {
   const std::string dir = scratch_dir("dp2");
   require_same(reference(), run_plan(dir, "dp2", 1, 1, 2, ""));
   require_same(reference(), run_plan(dir, "dp2_zero1", 1, 1, 2, "--zero 1"));
@@ -287,7 +287,7 @@ TEST_CASE("moe-tiny: recompute, tp=2 (sequence parallel) and dp=2 equal the sing
                                               {"dp2_zero1", 1, 1, 2, 1, "--zero 1"}});
 }
 
-TEST_CASE("moe-tiny: pp=2, tp=2 pp=2 dp=2 and cp=2 equal the single process", "[executor][mpi][moe][slow]") {
+TEST_CASE("moe-tiny: pp=2, tp=2 pp=2 dp=2 and cp=2 equal the single process", "[executor][mpi][moe][slow][release-only]") {
   require_moe_same(scratch_dir("moe_pp_cp"),
                    {{"pp2_1f1b", 1, 2, 1, 1, "--schedule 1f1b"},
                     {"pp2_gpipe_full", 1, 2, 1, 1, "--schedule gpipe --recompute full"},

@@ -197,7 +197,7 @@ std::map<std::string, std::string> snapshot(const std::string& dir) {
 // Issue 20: a 6-layer checkpoint used to resume silently into a 4-layer plan, a heads=2 one into a
 // heads=4 model, and a run of another model wrote into the directory.
 TEST_CASE("another model's checkpoints are refused before anything is written and stay byte-identical",
-          "[executor][mpi][slow]") {
+          "[executor][mpi][slow][release-only]") {
   const std::string dir = scratch_dir("identity");
   const std::string mine = tiny_variant_plan(dir, "gpt-tiny", nlohmann::json::object());
   REQUIRE(mpirun(1, "--plan " + mine + " --steps 2 --checkpoint-every 1 --checkpoint-dir " + dir + "/ck",

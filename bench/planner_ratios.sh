@@ -10,9 +10,9 @@ reps="${2:-3}"
 "$bin" --benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true \
   --benchmark_format=json 2>/dev/null | python3 -c '
 import json, sys
-rows = {b["run_name"]: b for b in json.load(sys.stdin)["benchmarks"] if b.get("aggregate_name") == "median"}
+rows = {b["run_name"].split("/")[0]: b for b in json.load(sys.stdin)["benchmarks"] if b.get("aggregate_name") == "median"}
 base = rows["BM_PlanMtNlg4480"]["real_time"]
 for name, b in rows.items():
-    print(f"{name:32s} {b[\"real_time\"]:9.1f} ms  {b[\"real_time\"] / base:6.2f}x the 530B search  "
-          f"{int(b.get(\"plans_evaluated\", 0)):6d} plans")
+    t, n = b["real_time"], int(b.get("plans_evaluated", 0))
+    print("%-32s %9.1f ms  %6.2fx the 530B search  %6d plans" % (name, t, t / base, n))
 '

@@ -35,7 +35,7 @@ seconds() {
 faster() { awk -v a="$1" -v b="$2" 'BEGIN { print (b == "" || a < b) ? a : b }'; }
 
 # bench NAME ARGS...: the command with each binary, fastest of ROUNDS. ARGS may name the output
-# file as @OUT: each binary writes its own. Outputs (standard output and the file) compared.
+# file as @OUT. Outputs (standard output and the file) compared.
 bench() {
   local name=$1
   shift
@@ -43,8 +43,10 @@ bench() {
   for ((r = 0; r < rounds; ++r)); do
     for tag in old new; do
       if [ "$tag" = old ]; then bin=$old; else bin=$new; fi
-      t=$(seconds "$bin" "${@//@OUT/$work/$tag.file}")
+      # One output path for both (the fit prints it): each binary's file moved aside after.
+      t=$(seconds "$bin" "${@//@OUT/$work/run.file}")
       cp "$work/out" "$work/$tag.out"
+      if [ -f "$work/run.file" ]; then mv "$work/run.file" "$work/$tag.file"; fi
       if [ "$tag" = old ]; then best_old=$(faster "$t" "$best_old"); else best_new=$(faster "$t" "$best_new"); fi
     done
   done

@@ -1,9 +1,13 @@
 #include "parallax/costmodel/profile_fit.hpp"
 
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <functional>
+#include <mutex>
 #include <set>
 #include <sstream>
+#include <thread>
 #include <utility>
 
 #include "parallax/core/error.hpp"
@@ -31,9 +35,37 @@ void apply(EfficiencyProfile& p, const Curve& c) {
 // every evaluation predicts the fastest of them under the profile being evaluated, as validate does.
 using Row = PreparedRow;
 
-double mean_abs_error(const std::vector<Row>& rows, const EfficiencyProfile& p) {
+// |error| of each row (error_of(i)) on every core, summed in row order afterwards: the same bits as
+// one thread. The rows' topologies are shared (their plan analyses are memoised under a lock); an
+// exception in any row is rethrown here.
+double sum_of_abs_errors(size_t n, const std::function<double(size_t)>& error_of) {
+  std::vector<double> abs_errors(n);
+  std::atomic<size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto worker = [&] {
+    for (size_t i = next++; i < n; i = next++) {
+      try {
+        abs_errors[i] = std::fabs(error_of(i));
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+      }
+    }
+  };
+  const size_t threads = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
   double sum = 0;
-  for (const Row& r : rows) sum += std::fabs(best_candidate_error_pct(r, p));
+  for (const double e : abs_errors) sum += e;
+  return sum;
+}
+
+double mean_abs_error(const std::vector<Row>& rows, const EfficiencyProfile& p) {
+  const double sum = sum_of_abs_errors(rows.size(), [&](size_t i) { return best_candidate_error_pct(rows[i], p); });
   return rows.empty() ? 0 : sum / static_cast<double>(rows.size());
 }
 
@@ -124,12 +156,8 @@ std::string format_pct(double x) {
 // rows the floor never binds leave it at 0).
 double scan_moe_host_s(const std::vector<Row>& rows, std::vector<EfficiencyProfile> profiles) {
   const auto cost = [&](int tenths_ms) {
-    double sum = 0;
-    for (size_t i = 0; i < rows.size(); ++i) {
-      profiles[i].moe_layer_host_s = tenths_ms / 1e4;
-      sum += std::fabs(best_candidate_error_pct(rows[i], profiles[i]));
-    }
-    return sum;
+    for (EfficiencyProfile& p : profiles) p.moe_layer_host_s = tenths_ms / 1e4;
+    return sum_of_abs_errors(rows.size(), [&](size_t i) { return best_candidate_error_pct(rows[i], profiles[i]); });
   };
   std::vector<int> coarse;
   for (int k = 0; k <= 300; k += 10) coarse.push_back(k);

@@ -115,13 +115,17 @@ std::vector<int64_t> shape_key(int64_t kind, const Placement& pl, std::initializ
   return key;
 }
 
-// The distinct costs of each stage's groups, given every group with its stage.
-std::vector<std::vector<GroupCost>> by_stage(const ClusterGraph& graph, int64_t pp,
-                                             const std::vector<std::vector<int64_t>>& gpu_groups,
-                                             const std::vector<size_t>& stages) {
+// The distinct costs of each stage's groups: every group of ranks on its GPUs, analysed together,
+// each cost under the stage of the group's first rank.
+std::vector<std::vector<GroupCost>> by_stage(const ClusterGraph& graph, const Placement& pl,
+                                             const std::vector<std::vector<int64_t>>& rank_groups) {
+  std::vector<std::vector<int64_t>> gpu_groups;
+  gpu_groups.reserve(rank_groups.size());
+  for (const auto& rg : rank_groups) gpu_groups.push_back(to_gpus(pl, rg));
   const std::vector<GroupCost> costs = analyse_groups(graph, gpu_groups);
-  std::vector<std::vector<GroupCost>> out(static_cast<size_t>(pp));
-  for (size_t i = 0; i < costs.size(); ++i) push_unique(out[stages[i]], costs[i]);
+  std::vector<std::vector<GroupCost>> out(static_cast<size_t>(pl.size(ParallelDim::pp)));
+  for (size_t i = 0; i < costs.size(); ++i)
+    push_unique(out[static_cast<size_t>(pl.coords(rank_groups[i].front()).pp)], costs[i]);
   return out;
 }
 
@@ -152,14 +156,7 @@ std::vector<std::vector<GroupCost>> Topology::stage_groups(const Placement& pl,
   const int64_t pp = pl.size(ParallelDim::pp);
   if (size == 1) return lone_gpus(pp);
   return memo(stage_groups_, shape_key(0, pl, dims), [&] {
-    const auto rank_groups = dims.size() == 1 ? pl.groups(*dims.begin()) : pl.groups(dims);
-    std::vector<std::vector<int64_t>> gpu_groups;
-    std::vector<size_t> stages;
-    for (const auto& rg : rank_groups) {
-      gpu_groups.push_back(to_gpus(pl, rg));
-      stages.push_back(static_cast<size_t>(pl.coords(rg.front()).pp));
-    }
-    return by_stage(graph_, pp, gpu_groups, stages);
+    return by_stage(graph_, pl, dims.size() == 1 ? pl.groups(*dims.begin()) : pl.groups(dims));
   });
 }
 
@@ -207,14 +204,7 @@ std::vector<std::vector<GroupCost>> Topology::analyse_expert(const Placement& pl
   const int64_t size = d == ExpertDim::etp ? etp : d == ExpertDim::ep ? p.ep : p.tp * p.cp * p.dp / (etp * p.ep);
   if (size == 1) return lone_gpus(p.pp);
   return memo(stage_groups_, shape_key(3, pl, {}, {etp, p.ep, static_cast<int64_t>(d)}), [&] {
-    const auto rank_groups = expert_groups(pl, etp, p.ep, d);
-    std::vector<std::vector<int64_t>> gpu_groups;
-    std::vector<size_t> stages;
-    for (const auto& rg : rank_groups) {
-      gpu_groups.push_back(to_gpus(pl, rg));
-      stages.push_back(static_cast<size_t>(pl.coords(rg.front()).pp));
-    }
-    return by_stage(graph_, p.pp, gpu_groups, stages);
+    return by_stage(graph_, pl, expert_groups(pl, etp, p.ep, d));
   });
 }
 

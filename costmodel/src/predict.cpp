@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <utility>
 
 #include "parallax/core/stack_spec.hpp"
 #include "parallax/costmodel/conventions.hpp"
@@ -37,8 +38,7 @@ Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, c
 
 Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, const PlanSpec& p,
                    const EfficiencyProfile& prof, const PlanOps& built) {
-  const ClusterSpec& c = topo.spec();
-  Prediction out;
+  Prediction out = predict_memory(topo.spec(), j, p, prof, built.memory);
   const IterationCosts costs = iteration_costs(m, topo, j, p, prof, built);
   const ShardOps& ops = *built.ops;
   out.stage_times = costs.stages;
@@ -103,9 +103,14 @@ Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, c
   out.megatron_tflops_per_gpu = out.megatron_flops / denom;
   out.mfu = out.model_flops / (gpus * out.iteration_time_s * costs.peak_flops_per_s);
   out.tokens_per_s = static_cast<double>(global_batch * m.seq_len) / out.iteration_time_s;
+  return out;
+}
 
+Prediction predict_memory(const ClusterSpec& c, const JobSpec& j, const PlanSpec& p,
+                          const EfficiencyProfile& prof, std::vector<StageMemory> memory) {
+  Prediction out;
   // Memory: most loaded stage against the GPU, with the profile's reserve.
-  out.memory = built.memory;
+  out.memory = std::move(memory);
   for (const StageMemory& sm : out.memory) {
     if (sm.total_bytes() > out.peak_bytes) {
       out.peak_bytes = sm.total_bytes();

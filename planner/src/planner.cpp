@@ -12,8 +12,11 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 
+#include "parallax/costmodel/memory.hpp"
 #include "parallax/costmodel/plan_ops.hpp"
+#include "parallax/costmodel/predict.hpp"
 
 namespace parallax {
 namespace {
@@ -66,8 +69,15 @@ std::vector<RankedPlan> predict_all(const PlannerInputs& in, const Topology& top
     for (int64_t i = next++; i < total; i = next++) {
       RankedPlan& r = out[static_cast<size_t>(i)];
       r.plan = plans[static_cast<size_t>(i)];
-      r.prediction = predict(in.model, topo, in.job, r.plan, in.profile,
-                             plan_ops(in.model, in.job, r.plan, shards.get(r.plan)));
+      // Memory first: a plan that does not fit is rejected whatever its time, so it is priced
+      // only where the caller keeps the unfit plans (record_candidates); search_plans prices the
+      // one it reports as closest to fitting.
+      r.prediction = predict_memory(topo.spec(), in.job, r.plan, in.profile,
+                                    stage_memory(in.model, in.job, r.plan));
+      if (r.prediction.fits || in.options.record_candidates) {
+        r.prediction = predict(in.model, topo, in.job, r.plan, in.profile,
+                               PlanOps{shards.get(r.plan), std::move(r.prediction.memory)});
+      }
       r.time_s = r.prediction.iteration_time_s;
       ++done;
     }
@@ -127,6 +137,10 @@ SearchResult search_plans(const PlannerInputs& in, const Topology& topo, const R
       res.closest = r;
     }
     if (in.options.record_candidates) res.unfit.push_back(std::move(r));
+  }
+  if (res.closest && !in.options.record_candidates) {
+    res.closest->prediction = predict(in.model, topo, in.job, res.closest->plan, in.profile);
+    res.closest->time_s = res.closest->prediction.iteration_time_s;
   }
   std::sort(res.plans.begin(), res.plans.end(), better);
   if (refine) {

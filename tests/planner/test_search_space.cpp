@@ -9,6 +9,8 @@
 #include "parallax/core/schedule.hpp"
 #include "parallax/core/stack_spec.hpp"
 #include "parallax/core/spec_json.hpp"
+#include "parallax/costmodel/memory.hpp"
+#include "parallax/costmodel/predict.hpp"
 #include "parallax/planner/planner.hpp"
 #include "spec_builders.hpp"
 
@@ -141,6 +143,46 @@ TEST_CASE("the search ranks fitting plans by time and reports memory rejections"
   for (const RankedPlan& r : res.plans) CHECK(r.prediction.fits);
   CHECK(res.rejected_by_rule.count(kMemoryRule) == 1);  // e.g. no recompute with dp = 2240
   CHECK(res.evaluated == static_cast<int64_t>(res.plans.size()) + res.rejected_by_rule.at(kMemoryRule));
+}
+
+TEST_CASE("pricing only the plans that fit leaves every ranked plan as predict() alone prices it") {
+  // The search asks memory first and prices a plan only where it fits (or the caller keeps the
+  // unfit ones). The reference is predict() called for each plan by itself, and the search that
+  // prices everything (record_candidates).
+  PlannerInputs in = mtnlg(2240);
+  const SearchResult lean = search_plans(in, Refiner{});
+  in.options.record_candidates = true;
+  const SearchResult full = search_plans(in, Refiner{});
+  REQUIRE(lean.plans.size() == full.plans.size());
+  CHECK(lean.rejected_by_rule.at(kMemoryRule) == static_cast<int64_t>(full.unfit.size()));
+  CHECK(lean.unfit.empty());
+  for (size_t i = 0; i < lean.plans.size(); ++i) {
+    REQUIRE(lean.plans[i].plan == full.plans[i].plan);
+    CHECK(lean.plans[i].time_s == full.plans[i].time_s);
+  }
+  for (size_t i = 0; i < lean.plans.size(); i += 7) {
+    const Prediction alone = predict(in.model, in.cluster, in.job, lean.plans[i].plan, in.profile);
+    CHECK(lean.plans[i].time_s == alone.iteration_time_s);
+    CHECK(lean.plans[i].prediction.peak_bytes == alone.peak_bytes);
+  }
+  for (const RankedPlan& r : full.unfit) {
+    const Prediction mem =
+        predict_memory(in.cluster, in.job, r.plan, in.profile, stage_memory(in.model, in.job, r.plan));
+    CHECK_FALSE(mem.fits);
+    CHECK(mem.peak_bytes == r.prediction.peak_bytes);
+  }
+}
+
+TEST_CASE("when nothing fits, the closest plan is reported priced as predict() prices it") {
+  const PlannerInputs in = mtnlg(64);  // 530B on 64 A100s: 18 bytes a parameter is 150 GB a GPU
+  const SearchResult res = search_plans(in, Refiner{});
+  REQUIRE(res.plans.empty());
+  REQUIRE(res.closest);
+  const Prediction alone = predict(in.model, in.cluster, in.job, res.closest->plan, in.profile);
+  CHECK(res.closest->time_s > 0);
+  CHECK(res.closest->time_s == alone.iteration_time_s);
+  CHECK(res.closest->prediction.peak_bytes == alone.peak_bytes);
+  CHECK_FALSE(res.closest->prediction.fits);
 }
 
 TEST_CASE("a refiner re-ranks the top k") {

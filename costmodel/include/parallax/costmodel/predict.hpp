@@ -75,4 +75,11 @@ Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, c
 Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, const PlanSpec& p,
                    const EfficiencyProfile& prof, const PlanOps& ops);
 
+// The memory half of a prediction, from the plan's stage memory (stage_memory(m, j, p)): memory,
+// peak_bytes, peak_stage, reserve_bytes, capacity_bytes, fits, bytes_per_param and zero_run, as
+// predict() sets them; nothing of the time. A plan that does not fit is rejected whatever its
+// time, so the planner asks this first and prices only the plans that fit.
+Prediction predict_memory(const ClusterSpec& c, const JobSpec& j, const PlanSpec& p,
+                          const EfficiencyProfile& prof, std::vector<StageMemory> memory);
+
 }  // namespace parallax

@@ -15,6 +15,16 @@
 
 namespace parallax::test {
 
+// The parallax binary and the mpirun the tests drive: the build's (PARALLAX_BIN, MPIEXEC), or
+// where PARALLAX_TEST_BIN and PARALLAX_TEST_MPIEXEC name others: a GPU kit's copies
+// (scripts/gpu-kit), which live wherever the kit was unpacked.
+inline std::string env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : fallback;
+}
+inline std::string parallax_bin() { return env_or("PARALLAX_TEST_BIN", PARALLAX_BIN); }
+inline std::string mpiexec() { return env_or("PARALLAX_TEST_MPIEXEC", MPIEXEC); }
+
 inline std::string scratch_dir(const std::string& name) {
   const auto d = std::filesystem::temp_directory_path() / ("parallax_exec_" + name);
   std::filesystem::remove_all(d);
@@ -34,7 +44,7 @@ inline std::string make_plan(const std::string& dir, const std::string& name, in
                              int dp, const std::string& flags, const std::string& model = "gpt-tiny",
                              int cp = 1) {
   const std::string path = dir + "/" + name + ".json";
-  const std::string cmd = std::string(PARALLAX_BIN) +
+  const std::string cmd = parallax_bin() +
                           " predict --model " + model + " --cluster dgx-a100-superpod --stack parallax-executor --dtype fp32"
                           " --mbs 1 --gpus " +
                           std::to_string(tp * cp * pp * dp) + " --tp " + std::to_string(tp) +
@@ -83,8 +93,8 @@ inline std::string make_moe_plan(const std::string& dir, const std::string& name
 // returns 2: 2.35 s, 0.34 s with the timeout 0), and dozens of the suite's runs are refusals.
 inline std::string mpirun_command(int np, const std::string& args, const std::string& log,
                                   const std::string& mpirun_flags = "") {
-  return std::string(MPIEXEC) + " --allow-run-as-root --oversubscribe --mca btl self,vader " +
-         "--mca odls_base_sigkill_timeout 0 " + mpirun_flags + " -np " + std::to_string(np) + " " + PARALLAX_BIN + " run --quiet " + args +
+  return mpiexec() + " --allow-run-as-root --oversubscribe --mca btl self,vader " +
+         "--mca odls_base_sigkill_timeout 0 " + mpirun_flags + " -np " + std::to_string(np) + " " + parallax_bin() + " run --quiet " + args +
          " > " + log + " 2>&1";
 }
 

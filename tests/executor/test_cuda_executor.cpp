@@ -135,8 +135,8 @@ TEST_CASE("cuda with one visible GPU per rank (CUDA_VISIBLE_DEVICES=$LOCAL_RANK)
   std::ofstream(wrapper) << "#!/bin/sh\nCUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK exec \"$@\"\n";
   REQUIRE(shell("chmod +x " + wrapper) == 0);
   const std::string out = dir + "/dp2";
-  const int rc = shell(std::string(MPIEXEC) + " --allow-run-as-root --oversubscribe -np 2 " + wrapper + " " +
-                       PARALLAX_BIN + " run --quiet --backend cuda --plan " + plan + " --steps 5 --out " + out +
+  const int rc = shell(mpiexec() + " --allow-run-as-root --oversubscribe -np 2 " + wrapper + " " +
+                       parallax_bin() + " run --quiet --backend cuda --plan " + plan + " --steps 5 --out " + out +
                        ".m.json --dump-grads " + out + ".grads > " + out + ".log 2>&1");
   INFO(slurp(out + ".log"));
   REQUIRE(rc == 0);
@@ -197,7 +197,7 @@ TEST_CASE("cuda calibrate: a cuBLAS and NCCL sweep fits a bf16 profile that pred
   const std::string dir = scratch_dir("cuda_calibrate");
   const int np = std::min(gpus, 2);
   const std::string profile = dir + "/a100-sweep.json";
-  const int rc = shell(std::string(PARALLAX_BIN) + " calibrate --backend cuda --cluster dgx-a100-superpod --np " +
+  const int rc = shell(parallax_bin() + " calibrate --backend cuda --cluster dgx-a100-superpod --np " +
                        std::to_string(np) + " --model gpt-25m --tp 1 --mbs 1 2 --repeats 5 --out " +
                        profile + " > " + dir + "/cal.log 2>&1");
   INFO(slurp(dir + "/cal.log"));
@@ -211,12 +211,12 @@ TEST_CASE("cuda calibrate: a cuBLAS and NCCL sweep fits a bf16 profile that pred
     CHECK(g.at("efficiency").get<double>() <= 1.0);
   }
   if (np >= 2) CHECK(!p.at("communication").empty());
-  REQUIRE(shell(std::string(PARALLAX_BIN) + " predict --model gpt-25m --cluster dgx-a100-superpod --gpus 1" +
+  REQUIRE(shell(parallax_bin() + " predict --model gpt-25m --cluster dgx-a100-superpod --gpus 1" +
                 " --global-batch 8 --mbs 1 --profile " + profile + " > " + dir + "/predict.log 2>&1") == 0);
   // A CUDA run's measurements.json is one compare reads (executed_dtype bf16) against the sweep.
   const std::string plan = make_plan(dir, "p", 1, 1, 1, "");
   REQUIRE(mpirun(1, "--backend cuda --plan " + plan + " --steps 3 --out " + dir + "/m.json", dir + "/run.log") == 0);
-  REQUIRE(shell(std::string(PARALLAX_BIN) + " compare --measurements " + dir + "/m.json --profile " +
+  REQUIRE(shell(parallax_bin() + " compare --measurements " + dir + "/m.json --profile " +
                 profile + " > " + dir + "/compare.log 2>&1") == 0);
   CHECK(slurp(dir + "/compare.log").find("step time") != std::string::npos);
 }

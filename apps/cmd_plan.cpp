@@ -142,7 +142,7 @@ void run_plan(const PlanArgs& a) {
   in.threads = a.threads;
   in.options.record_candidates = !a.csv.empty();
   const Topology topo(in.cluster);
-  const SearchResult res = search_plans(in, topo, in.top_k > 0 ? simulator_refiner(in, topo) : Refiner{},
+  const SearchResult res = search_plans(in, topo, in.top_k > 0 ? simulator_refiner(in) : Refiner{},
                                         a.json ? Progress{} : progress_bar());
   if (!a.csv.empty()) {
     // Written whether or not a plan fits: the rejections are the answer then.

@@ -21,7 +21,7 @@ void run_search(benchmark::State& state, const parallax::PlannerInputs& in) {
   for (auto _ : state) {
     const parallax::Topology topo(in.cluster);
     const parallax::SearchResult res =
-        parallax::search_plans(in, topo, parallax::simulator_refiner(in, topo));
+        parallax::search_plans(in, topo, parallax::simulator_refiner(in));
     evaluated += res.evaluated;
     benchmark::DoNotOptimize(res.plans.data());
   }

@@ -14,7 +14,7 @@ PlanOutcome plan_what_if(const WhatIfInputs& w) {
   PlanOutcome o;
   o.in = planner_inputs(w);
   o.topo = std::make_shared<const Topology>(o.in.cluster);
-  o.search = search_plans(o.in, *o.topo, o.in.top_k > 0 ? simulator_refiner(o.in, *o.topo) : Refiner{});
+  o.search = search_plans(o.in, *o.topo, o.in.top_k > 0 ? simulator_refiner(o.in) : Refiner{});
   if (o.search.plans.empty()) throw no_plan_error(o.search, o.in.gpus);
   o.winner_sim = simulate_ranked(o, 0);
   o.compute_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -1,4 +1,4 @@
-// Analytic iteration time (DESIGN.md §4): the iteration's costs arranged as a 1F1B / interleaved
+// Analytic iteration time (docs/design.md §4): the iteration's costs arranged as a 1F1B / interleaved
 // pipeline — m steady micro-batches on the slowest stage, the bubble (pp-1)/vpp stage-times, p2p
 // on the critical path — then the exposed data-parallel synchronisation and the optimizer step.
 #include "parallax/costmodel/predict.hpp"
@@ -39,7 +39,8 @@ Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, c
 Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, const PlanSpec& p,
                    const EfficiencyProfile& prof, const PlanOps& built) {
   Prediction out = predict_memory(topo.spec(), j, p, prof, built.memory);
-  const IterationCosts costs = iteration_costs(m, topo, j, p, prof, built);
+  out.costs = iteration_costs(m, topo, j, p, prof, built);
+  const IterationCosts& costs = out.costs;
   const ShardOps& ops = *built.ops;
   out.stage_times = costs.stages;
 

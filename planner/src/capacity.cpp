@@ -49,7 +49,7 @@ std::vector<CapacityRow> capacity_sweep(const PlannerInputs& base,
     const Topology& topo = *graph;
     // The top few are re-timed by the event simulator, as `parallax plan` does.
     in.top_k = std::min<int64_t>(in.top_k, 8);
-    const SearchResult res = search_plans(in, topo, simulator_refiner(in, topo));
+    const SearchResult res = search_plans(in, topo, simulator_refiner(in));
     if (res.plans.empty()) {
       row.no_plan_reason = res.evaluated == 0 ? "no plan passes the divisibility/trainer rules"
                                               : "no admitted plan fits in memory";

@@ -21,14 +21,6 @@
 namespace parallax {
 namespace {
 
-bool better(const RankedPlan& a, const RankedPlan& b) {
-  // Equal within a part per billion counts as a tie; the plan with more memory headroom wins it.
-  if (std::fabs(a.time_s - b.time_s) > 1e-9 * std::max(a.time_s, b.time_s)) {
-    return a.time_s < b.time_s;
-  }
-  return a.headroom_bytes() > b.headroom_bytes();
-}
-
 // The shards' op lists of one search, each built once (costmodel/plan_ops.hpp): the plans of one
 // tp, cp, micro-batch, sequence parallelism, expert split, dispatcher and recompute share them
 // (model and job are the search's). Shared by the worker threads.
@@ -101,6 +93,13 @@ std::vector<RankedPlan> predict_all(const PlannerInputs& in, const Topology& top
 
 }  // namespace
 
+bool ranks_before(const RankedPlan& a, const RankedPlan& b) {
+  if (std::fabs(a.time_s - b.time_s) > 1e-9 * std::max(a.time_s, b.time_s)) {
+    return a.time_s < b.time_s;
+  }
+  return a.headroom_bytes() > b.headroom_bytes();
+}
+
 SearchResult search_plans(const PlannerInputs& in, const Refiner& refine,
                           const Progress& progress) {
   const Topology topo(in.cluster);
@@ -142,14 +141,14 @@ SearchResult search_plans(const PlannerInputs& in, const Topology& topo, const R
     res.closest->prediction = predict(in.model, topo, in.job, res.closest->plan, in.profile);
     res.closest->time_s = res.closest->prediction.iteration_time_s;
   }
-  std::sort(res.plans.begin(), res.plans.end(), better);
+  std::sort(res.plans.begin(), res.plans.end(), ranks_before);
   if (refine) {
     const size_t k = std::min(res.plans.size(), static_cast<size_t>(std::max<int64_t>(0, in.top_k)));
     for (size_t i = 0; i < k; ++i) {
       res.plans[i].time_s = refine(res.plans[i].plan, res.plans[i].prediction);
       res.plans[i].refined = true;
     }
-    std::sort(res.plans.begin(), res.plans.begin() + static_cast<std::ptrdiff_t>(k), better);
+    std::sort(res.plans.begin(), res.plans.begin() + static_cast<std::ptrdiff_t>(k), ranks_before);
   }
   res.search_time_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -46,8 +46,7 @@ SensitivityReport sensitivity_analysis(const PlannerInputs& in, const SearchResu
       x.time_s = x.prediction.iteration_time_s;
       ranked.push_back(std::move(x));
     }
-    std::stable_sort(ranked.begin(), ranked.end(),
-                     [](const RankedPlan& a, const RankedPlan& b) { return a.time_s < b.time_s; });
+    std::stable_sort(ranked.begin(), ranked.end(), ranks_before);
     SensitivityCase sc;
     sc.perturbation = pert;
     sc.best = ranked.front();

@@ -30,7 +30,7 @@ ReportData build_report(const ReportInputs& in,
   d.in.planner.job.tokens = tokens_or_default(in.planner.job, in.planner.model);
   say("planning");
   const Topology topo(in.planner.cluster);
-  d.search = search_plans(in.planner, topo, simulator_refiner(in.planner, topo));
+  d.search = search_plans(in.planner, topo, simulator_refiner(in.planner));
   if (d.search.plans.empty()) {
     throw InputError("command line", "--gpus",
                      "no plan fits for " + std::to_string(in.planner.gpus) +

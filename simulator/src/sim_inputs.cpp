@@ -17,10 +17,13 @@ SimInputs make_sim_inputs(const ModelSpec& m, const ClusterSpec& c, const JobSpe
 
 SimInputs make_sim_inputs(const ModelSpec& m, const Topology& topo, const JobSpec& j,
                           const PlanSpec& p, const EfficiencyProfile& prof) {
+  return make_sim_inputs(m, j, p, iteration_costs(m, topo, j, p, prof), stage_memory(m, j, p));
+}
+
+SimInputs make_sim_inputs(const ModelSpec& m, const JobSpec& j, const PlanSpec& p,
+                          const IterationCosts& costs, const std::vector<StageMemory>& mem) {
   SimInputs in;
   in.table = make_schedule(p.schedule, p.pp, p.vpp, p.num_micro_batches, p.microbatch_group);
-  const IterationCosts costs = iteration_costs(m, topo, j, p, prof);
-  const std::vector<StageMemory> mem = stage_memory(m, j, p);
   const double vpp = static_cast<double>(p.vpp);
   const double grad_elem = j.bytes_per_param == ParamBytesConvention::b16 ? 2 : 4;
 

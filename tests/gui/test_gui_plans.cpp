@@ -34,7 +34,7 @@ SearchResult planner_answer(int64_t gpus) {
   in.job.framework = in.profile.default_stack();
   apply_stack(load_stack(in.job.framework), in.job);
   const Topology topo(in.cluster);
-  return search_plans(in, topo, simulator_refiner(in, topo));
+  return search_plans(in, topo, simulator_refiner(in));
 }
 
 void set_mt_nlg(MainWindow& w, const QString& gpus) {

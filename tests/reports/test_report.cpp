@@ -79,7 +79,7 @@ TEST_CASE("the report's plans table shows the planner's ranking and times") {
   const ReportInputs in = small_inputs();
   const ReportData d = build_report(in);
   const Topology topo(in.planner.cluster);
-  const SearchResult direct = search_plans(in.planner, topo, simulator_refiner(in.planner, topo));
+  const SearchResult direct = search_plans(in.planner, topo, simulator_refiner(in.planner));
   REQUIRE(d.search.plans.size() == direct.plans.size());
   const std::string html = render_html(d);
   // Row i of the table carries the i-th plan's ranking time with 3 decimals, in order.
@@ -180,7 +180,7 @@ TEST_CASE("scaling efficiency is tokens per second per GPU relative to the small
     PlannerInputs p = in.planner;
     p.gpus = n;
     p.top_k = std::min<int64_t>(p.top_k, 8);
-    const SearchResult r = search_plans(p, topo, simulator_refiner(p, topo));
+    const SearchResult r = search_plans(p, topo, simulator_refiner(p));
     REQUIRE_FALSE(r.plans.empty());
     time_s.push_back(r.plans.front().time_s);
   }

@@ -60,6 +60,9 @@ struct Prediction {
   // The ZeRO stage the stack runs the plan with (zero_stage_run): the plan's, or 1 where the
   // stack gathers a stage's parameters once per step (TorchTitan's FSDP with pp).
   int64_t zero_run = 0;
+  // The costs the times above were arranged from (iteration_costs): kept so that the simulator
+  // plays the same plan from them instead of computing them again (make_sim_inputs).
+  IterationCosts costs;
 };
 
 // Inputs must already satisfy validate_plan. num_micro_batches must be set.

@@ -45,6 +45,11 @@ struct RankedPlan {
   double throughput_scale() const { return prediction.iteration_time_s / time_s; }
 };
 
+// The ranking rule of every list of plans (the search, its refined top, sensitivity): the shorter
+// time first; times equal within a part per billion are a tie, which the plan with more memory
+// headroom wins.
+bool ranks_before(const RankedPlan& a, const RankedPlan& b);
+
 struct SearchResult {
   std::vector<RankedPlan> plans;  // every plan that fits, best first
   int64_t considered = 0;

@@ -1,5 +1,5 @@
 #pragma once
-// The plans the planner considers, and the named rules that admit or reject them (DESIGN.md §7).
+// The plans the planner considers, and the named rules that admit or reject them (docs/design.md §7).
 // Every candidate is either admitted or rejected by exactly one rule (the first it breaks), so
 // `--explain` can count rejections per rule and per reason.
 #include <cstdint>

@@ -5,7 +5,8 @@
 
 namespace parallax {
 
-// Simulates on `topo` (built once for the search; must outlive the refiner).
-Refiner simulator_refiner(const PlannerInputs& in, const Topology& topo);
+// Simulates each plan from its prediction's costs and memory (Prediction::costs), computed once by
+// the search on its topology; `in` must outlive the refiner.
+Refiner simulator_refiner(const PlannerInputs& in);
 
 }  // namespace parallax

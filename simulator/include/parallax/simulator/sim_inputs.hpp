@@ -1,5 +1,5 @@
 #pragma once
-// What the event simulator plays (DESIGN.md §6): a schedule table and, per pipeline rank, the
+// What the event simulator plays (docs/design.md §6): a schedule table and, per pipeline rank, the
 // duration of each step and transfer and the bytes it stashes, all taken from the cost model's
 // iteration_costs() so that the simulator and the analytic predict() arrange the same costs.
 #include <cstdint>
@@ -10,6 +10,8 @@
 #include "parallax/core/model_spec.hpp"
 #include "parallax/core/plan_spec.hpp"
 #include "parallax/core/schedule.hpp"
+#include "parallax/costmodel/iteration_costs.hpp"
+#include "parallax/costmodel/memory.hpp"
 #include "parallax/costmodel/profile.hpp"
 
 namespace parallax {
@@ -63,5 +65,10 @@ SimInputs make_sim_inputs(const ModelSpec& m, const ClusterSpec& c, const JobSpe
                           const PlanSpec& p, const EfficiencyProfile& prof);
 SimInputs make_sim_inputs(const ModelSpec& m, const Topology& topo, const JobSpec& j,
                           const PlanSpec& p, const EfficiencyProfile& prof);
+// From costs already computed: `costs` must be iteration_costs(m, topo, j, p, prof) and `memory`
+// stage_memory(m, j, p), as a Prediction holds them (Prediction::costs, Prediction::memory); the
+// planner's refiner simulates its top plans from their predictions this way.
+SimInputs make_sim_inputs(const ModelSpec& m, const JobSpec& j, const PlanSpec& p,
+                          const IterationCosts& costs, const std::vector<StageMemory>& memory);
 
 }  // namespace parallax

@@ -17,7 +17,7 @@
 namespace parallax::cli {
 
 // OpenBLAS chooses its kernels and libgomp its wait policy when the libraries load, before
-// main. To use the core the CPU flags call for (DESIGN.md §8) and to keep OpenMP threads from
+// main. To use the core the CPU flags call for (docs/design.md §8) and to keep OpenMP threads from
 // spinning against OpenBLAS's own threads (measured: 5-10x slower steps on 2 busy cores), the
 // process re-executes itself once with OPENBLAS_CORETYPE and OMP_WAIT_POLICY=passive set.
 void reexec_with_openblas_coretype() {

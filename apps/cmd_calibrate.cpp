@@ -1,4 +1,4 @@
-// parallax calibrate: fits an efficiency profile (DESIGN.md §9).
+// parallax calibrate: fits an efficiency profile (docs/design.md §9).
 //   --backend cpu [--np N]: microbenchmarks of the executor's kernels and MPI collectives, run
 //     under mpirun as N ranks (one per core by default), fitted against the cluster preset.
 //   --backend cuda --cluster C [--np N]: cuBLAS GEMM sweep on the model shapes and NCCL

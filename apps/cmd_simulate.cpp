@@ -1,5 +1,5 @@
 // parallax simulate: one iteration of one plan, event by event over its schedule table
-// (DESIGN.md §6), next to the analytic prediction; optionally a Chrome trace, the schedule table
+// (docs/design.md §6), next to the analytic prediction; optionally a Chrome trace, the schedule table
 // or a text timeline.
 #include <iostream>
 #include <memory>

@@ -1,4 +1,4 @@
-// parallax: plan, predict, simulate and run 3D-parallel GPT training (DESIGN.md §10).
+// parallax: plan, predict, simulate and run 3D-parallel GPT training (docs/design.md §10).
 #include <cstdio>
 #include <exception>
 #include <string>

@@ -1,6 +1,6 @@
 // One training iteration of the MT-NLG 530B plan (Smith et al. 2022: 2240 A100s, tp 8, pp 35,
 // dp 8, micro-batch 1, global batch 1920, so m = 240 micro-batches per pipeline) played by the
-// event simulator. DESIGN.md §6 asks for milliseconds; events/s is printed as a counter.
+// event simulator. docs/design.md §6 asks for milliseconds; events/s is printed as a counter.
 #include <benchmark/benchmark.h>
 
 #include "parallax/core/presets.hpp"

@@ -1,4 +1,4 @@
-// parallax-gui: the what-if explorer (DESIGN.md §2). Options:
+// parallax-gui: the what-if explorer (docs/design.md §2). Options:
 //   --session FILE      start from a saved what-if session
 //   --screenshot FILE   render the window (e.g. with QT_QPA_PLATFORM=offscreen) once the answer and
 //                       the scaling curve are shown, write it as PNG and exit (docs/gui.png)

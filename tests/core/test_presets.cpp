@@ -1,5 +1,5 @@
 // The embedded presets: every one loads through the strict readers and says where its numbers
-// come from, and the names DESIGN.md section 3 promises exist.
+// come from, and the names docs/design.md section 3 promises exist.
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,7 +43,7 @@ TEST_CASE("presets: every model, gpu and cluster preset loads and has a source",
   }
 }
 
-TEST_CASE("presets: the names of DESIGN.md section 3 exist", "[core][presets]") {
+TEST_CASE("presets: the names of docs/design.md section 3 exist", "[core][presets]") {
   for (const char* name :
        {"gpt2-124m", "megatron-8.3b", "gpt3-175b", "mt-nlg-530b", "bloom-176b", "gpt-1t"})
     CHECK(has_preset("models", name));

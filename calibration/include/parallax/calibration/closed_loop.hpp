@@ -1,5 +1,5 @@
 #pragma once
-// The closed loop (DESIGN.md §9): predictions of executed plans next to their measurements, and
+// The closed loop (docs/design.md §9): predictions of executed plans next to their measurements, and
 // profiles refitted from measurements of executed runs, nccl-tests output and Megatron-LM logs.
 #include <string>
 #include <vector>

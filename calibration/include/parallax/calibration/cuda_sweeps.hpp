@@ -1,5 +1,5 @@
 #pragma once
-// The CUDA sweeps under `parallax calibrate --backend cuda` (DESIGN.md §9), built with PARALLAX_CUDA.
+// The CUDA sweeps under `parallax calibrate --backend cuda` (docs/design.md §9), built with PARALLAX_CUDA.
 //
 // gemm_sweep: each call exactly as the executor makes it (layer_gemm_calls.hpp: the CUDA
 // backend's own plans; cublasGemmEx through the backend's Blas, bf16 operands, fp32 accumulation,

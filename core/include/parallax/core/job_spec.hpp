@@ -16,7 +16,7 @@ namespace parallax {
 
 // Bytes per parameter for weights + gradients + optimizer state with mixed-precision Adam.
 //   b16: bf16 weights 2, bf16 grads 2, fp32 master + m + v 12 (ZeRO paper)
-//   b18: bf16 weights 2, fp32 grads 4, fp32 master + m + v 12 (Megatron-LM, DESIGN.md)
+//   b18: bf16 weights 2, fp32 grads 4, fp32 master + m + v 12 (Megatron-LM, docs/design.md)
 //   b20: fp16 weights 2, fp16 grads 2 + fp32 grad copy 4, fp32 master + m + v 12 (MT-NLG paper)
 enum class ParamBytesConvention { b16, b18, b20 };
 

@@ -1,5 +1,5 @@
 #pragma once
-// Pipeline schedules as data (DESIGN.md §6): for each pipeline rank the ordered list of steps
+// Pipeline schedules as data (docs/design.md §6): for each pipeline rank the ordered list of steps
 // (F|B, micro-batch, chunk) for GPipe, 1F1B and interleaved 1F1B. The simulator and the executor
 // walk the same tables, so a schedule bug shows up in both.
 //

@@ -31,7 +31,7 @@ struct Limits {
 };
 
 // Each reader rejects unknown keys of its object (call r.ignore(key) first to allow extra keys),
-// applies the defaults and ranges of DESIGN.md section 3, and checks rules within the object.
+// applies the defaults and ranges of docs/design.md section 3, and checks rules within the object.
 ModelSpec read_model(JsonObjectReader& r);
 // A model's "moe" object, when r has one (m.layers already read): the mixture of experts with its
 // rules; m.moe stays dense otherwise. The validation corpus reads its rows' experts with it.

@@ -1,5 +1,5 @@
 #pragma once
-// FLOP conventions (DESIGN.md §4) and the papers' memory arithmetic, as closed forms.
+// FLOP conventions (docs/design.md §4) and the papers' memory arithmetic, as closed forms.
 #include <cstdint>
 
 #include "parallax/core/model_spec.hpp"

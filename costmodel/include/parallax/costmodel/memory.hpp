@@ -1,5 +1,5 @@
 #pragma once
-// Memory per GPU, per pipeline stage (DESIGN.md §4): weights, gradients and optimizer state by the
+// Memory per GPU, per pipeline stage (docs/design.md §4): weights, gradients and optimizer state by the
 // bytes-per-parameter convention and ZeRO stage; activations by Korthikanti et al. 2022; buffers.
 #include <cstdint>
 #include <vector>

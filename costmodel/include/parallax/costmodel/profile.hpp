@@ -21,7 +21,7 @@ struct SoftwareStack {
   double compute_efficiency_scale = 1.0;
 };
 
-// Where a profile's numbers come from (DESIGN.md §9): the machine and backend they were measured
+// Where a profile's numbers come from (docs/design.md §9): the machine and backend they were measured
 // on, when, by which tool, with how many compute threads per rank, and from which runs.
 struct Provenance {
   std::string machine;

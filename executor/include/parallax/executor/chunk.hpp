@@ -5,7 +5,7 @@
 // backward; row-parallel: all-reduce forward, identity backward).
 //
 // The chunk is written once for every backend (executor/src/chunk_impl.hpp, a template over
-// the backend, DESIGN.md §8): the backend supplies the element types (cpu: fp32 everywhere;
+// the backend, docs/design.md §8): the backend supplies the element types (cpu: fp32 everywhere;
 // cuda: bf16 weights and activations, fp32 statistics and weight gradients), the buffers, the
 // ops and their timing, and its Comm (MPI or NCCL).
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// The GEMM path, chosen deliberately (DESIGN.md §8). Debian's OpenBLAS picks its kernels in a
+// The GEMM path, chosen deliberately (docs/design.md §8). Debian's OpenBLAS picks its kernels in a
 // library constructor, before main runs, and on these machines picks a slow core; the measured
 // fix is OPENBLAS_CORETYPE=SkylakeX on CPUs with AVX-512. Since the choice is made at load
 // time, the process must be (re)started with the variable set: wanted_openblas_coretype() says

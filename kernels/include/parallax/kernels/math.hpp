@@ -1,5 +1,5 @@
 #pragma once
-// Element-wise math shared by the CPU and CUDA backends (one definition, DESIGN.md §8).
+// Element-wise math shared by the CPU and CUDA backends (one definition, docs/design.md §8).
 #include <cmath>
 #include <cstdint>
 #include <cstring>

@@ -6,8 +6,11 @@
 # source, per row; the planner's sensitivity. What varies from run to run (the search's wall time) is blanked. compare.sh
 # runs it for two binaries and diffs.
 set -euo pipefail
+[ $# -eq 2 ] || { echo "outputs: usage: outputs.sh PARALLAX OUT_DIR" >&2; exit 2; }
 px="$1"
 out="$2"
+[ -x "$px" ] || { echo "outputs: PARALLAX $px is not an executable" >&2; exit 2; }
+[ ! -e "$out" ] || [ -z "$(ls -A "$out")" ] || { echo "outputs: OUT_DIR $out is not empty: not overwriting it" >&2; exit 2; }
 mkdir -p "$out"
 # name | the job's flags | one plan's flags (for predict, simulate and the exports)
 jobs=(

@@ -37,16 +37,6 @@ std::string executor_op_class(const std::string& n) {
   return "";
 }
 
-namespace {
-
-const json& array_at(JsonObjectReader& r, const std::string& key) {
-  const json& a = r.raw(key);
-  if (!a.is_array()) r.fail(key, "must be an array");
-  return a;
-}
-
-}  // namespace
-
 Measurements measurements_from_json(const json& j, const std::string& source) {
   JsonObjectReader r(j, source);
   Measurements m;
@@ -65,7 +55,7 @@ Measurements measurements_from_json(const json& j, const std::string& source) {
     r.fail("world_size", "the run had " + std::to_string(m.world_size) +
                              " ranks but its plan needs tp*pp*dp = " + std::to_string(gpus) +
                              ": the plan does not match the run");
-  const json& its = array_at(r, "iterations");
+  const json& its = r.array("iterations");
   if (its.empty()) r.fail("iterations", "no iterations were measured");
   for (size_t i = 0; i < its.size(); ++i) {
     JsonObjectReader it(its[i], source, "$.iterations[" + std::to_string(i) + "]");
@@ -74,7 +64,7 @@ Measurements measurements_from_json(const json& j, const std::string& source) {
       it.fail("time_s", "must be a positive number of seconds (got " + t.dump() + ")");
     m.iteration_s.push_back(t.get<double>());
   }
-  const json& ranks = array_at(r, "ranks");
+  const json& ranks = r.array("ranks");
   if (static_cast<int64_t>(ranks.size()) != m.world_size)
     r.fail("ranks", "lists " + std::to_string(ranks.size()) + " ranks, world_size is " +
                         std::to_string(m.world_size));
@@ -88,7 +78,7 @@ Measurements measurements_from_json(const json& j, const std::string& source) {
     mr.pp_rank = rr.get_int("pp_rank", 0, p.pp - 1);
     mr.dp_rank = rr.get_int("dp_rank", 0, p.dp - 1);
     mr.cp_rank = rr.get_int_or("cp_rank", 0, p.cp - 1, 0);  // absent before context parallelism
-    const json& ops = array_at(rr, "ops");
+    const json& ops = rr.array("ops");
     for (size_t k = 0; k < ops.size(); ++k) {
       JsonObjectReader o(ops[k], source, path + ".ops[" + std::to_string(k) + "]");
       MeasuredOp op;
@@ -99,7 +89,7 @@ Measurements measurements_from_json(const json& j, const std::string& source) {
       op.shape = o.get_string_or("shape", "");
       mr.ops.push_back(op);
     }
-    const json& colls = array_at(rr, "collectives");
+    const json& colls = rr.array("collectives");
     for (size_t k = 0; k < colls.size(); ++k) {
       JsonObjectReader o(colls[k], source, path + ".collectives[" + std::to_string(k) + "]");
       MeasuredCollective c;

@@ -9,16 +9,6 @@ namespace parallax::calib {
 
 using nlohmann::json;
 
-namespace {
-
-const json& array_at(JsonObjectReader& r, const std::string& key) {
-  const json& a = r.raw(key);
-  if (!a.is_array()) r.fail(key, "must be an array");
-  return a;
-}
-
-}  // namespace
-
 json to_json(const RawCalibration& r) {
   json compute = json::array();
   for (const ComputeSample& c : r.compute) {
@@ -53,7 +43,7 @@ RawCalibration raw_from_json(const json& j, const std::string& source) {
   out.ranks = r.get_int("ranks", 1, 1 << 20);
   out.threads_per_rank = r.get_int("threads_per_rank", 1, 4096);
   out.gemm_path = r.get_string("gemm_path");
-  const json& compute = array_at(r, "compute");
+  const json& compute = r.array("compute");
   for (size_t i = 0; i < compute.size(); ++i) {
     const std::string path = "$.compute[" + std::to_string(i) + "]";
     JsonObjectReader c(compute[i], source, path);
@@ -77,7 +67,7 @@ RawCalibration raw_from_json(const json& j, const std::string& source) {
       }
       warm.finish();
     }
-    const json& gemms = array_at(c, "gemms");
+    const json& gemms = c.array("gemms");
     for (size_t g = 0; g < gemms.size(); ++g) {
       JsonObjectReader e(gemms[g], source, path + ".gemms[" + std::to_string(g) + "]");
       GemmSample x;
@@ -97,13 +87,13 @@ RawCalibration raw_from_json(const json& j, const std::string& source) {
     c.finish();
     out.compute.push_back(std::move(s));
   }
-  const json& opt = array_at(r, "optimizer");
+  const json& opt = r.array("optimizer");
   for (size_t i = 0; i < opt.size(); ++i) {
     JsonObjectReader e(opt[i], source, "$.optimizer[" + std::to_string(i) + "]");
     out.optimizer.push_back({e.get_number("params", 1, 1e15), e.get_number("seconds", 1e-12, 1e6)});
     e.finish();
   }
-  const json& comm = array_at(r, "comm");
+  const json& comm = r.array("comm");
   for (size_t i = 0; i < comm.size(); ++i) {
     JsonObjectReader e(comm[i], source, "$.comm[" + std::to_string(i) + "]");
     CommSample c;

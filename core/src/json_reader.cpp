@@ -256,6 +256,12 @@ JsonObjectReader JsonObjectReader::object(const std::string& key) {
 
 const json& JsonObjectReader::raw(const std::string& key) { return value(key); }
 
+const json& JsonObjectReader::array(const std::string& key) {
+  const json& a = value(key);
+  if (!a.is_array()) fail(key, "must be an array");
+  return a;
+}
+
 void JsonObjectReader::ignore(const std::string& key) { used_.insert(key); }
 
 void JsonObjectReader::finish() const {

@@ -46,6 +46,8 @@ class JsonObjectReader {
   JsonObjectReader object(const std::string& key);
   // The raw value (marks it used); throws when missing.
   const nlohmann::json& raw(const std::string& key);
+  // The raw value, which must be an array (marks it used); throws when missing or not an array.
+  const nlohmann::json& array(const std::string& key);
   // Marks a key as known without reading it (e.g. documentation fields).
   void ignore(const std::string& key);
 

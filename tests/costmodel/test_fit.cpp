@@ -55,7 +55,7 @@ TEST_CASE("fit: recovers the curve and the stack scale that generated the measur
   CHECK(fit.profile.provenance.date == "2026-01-01");
 }
 
-TEST_CASE("cross-validation: a source is predicted by a fit that never saw it") {
+TEST_CASE("cross-validation: a source is predicted by a fit that never saw it", "[release-only]") {
   const Corpus c = legacy({"narayanan2021", "mtnlg2022", "megatron2019"});
   TopologyCache topos;
   const CrossValidation cv = cross_validate_by_source(c, topos);

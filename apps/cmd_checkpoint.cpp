@@ -9,8 +9,8 @@
 
 #include "commands.hpp"
 #include "parallax/core/error.hpp"
-#include "parallax/executor/checkpoint_inspect.hpp"
-#include "parallax/executor/hf_export.hpp"
+#include "parallax/executor/checkpoint/checkpoint_inspect.hpp"
+#include "parallax/executor/checkpoint/hf_export.hpp"
 
 namespace parallax::cli {
 

@@ -3,8 +3,8 @@
 // shard metadata, and their renaming into the executor's layout (Conv1D transposes, Llama parts
 // joined: to_executor_layout).
 #include "fuzz_input.hpp"
-#include "parallax/executor/checkpoint_layout.hpp"
-#include "parallax/executor/safetensors.hpp"
+#include "parallax/executor/checkpoint/checkpoint_layout.hpp"
+#include "parallax/executor/checkpoint/safetensors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace parallax;

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
+#include "parallax/executor/comm/nccl_comm.hpp"
 #include "parallax/kernels/cuda/blas.hpp"
-#include "parallax/executor/nccl_comm.hpp"
 #include "parallax/kernels/cuda/check.hpp"
 
 namespace parallax::calib {

@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "layers/backend_cuda.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/executor/device_choice.hpp"
-#include "backend_cuda.hpp"
 #include "parallax/kernels/cuda/device.hpp"
 #include "trainer_impl.hpp"
 

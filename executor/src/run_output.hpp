@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "parallax/executor/groups.hpp"
+#include "parallax/executor/comm/groups.hpp"
 #include "parallax/executor/recorder.hpp"
 #include "parallax/executor/run.hpp"
 #include "parallax/executor/trainer.hpp"

@@ -1,6 +1,6 @@
 // The CPU backend's trainer: the trainer template (trainer_impl.hpp) over CpuBackend, owning
 // its backend and MPI Comm.
-#include "backend_cpu.hpp"
+#include "layers/backend_cpu.hpp"
 #include "trainer_impl.hpp"
 
 namespace parallax::exec {

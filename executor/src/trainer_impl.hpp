@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "chunk_impl.hpp"
+#include "layers/chunk_impl.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/executor/rng.hpp"
 #include "parallax/executor/trainer.hpp"

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "parallax/executor/checkpoint.hpp"
+#include "parallax/executor/checkpoint/checkpoint.hpp"
 
 namespace parallax::test {
 

@@ -14,10 +14,10 @@
 #include "parallax/core/error.hpp"
 #include "parallax/core/param_table.hpp"
 #include "parallax/core/presets.hpp"
-#include "parallax/executor/checkpoint.hpp"
-#include "parallax/executor/checkpoint_inspect.hpp"
-#include "parallax/executor/checkpoint_layout.hpp"
-#include "parallax/executor/safetensors.hpp"
+#include "parallax/executor/checkpoint/checkpoint.hpp"
+#include "parallax/executor/checkpoint/checkpoint_inspect.hpp"
+#include "parallax/executor/checkpoint/checkpoint_layout.hpp"
+#include "parallax/executor/checkpoint/safetensors.hpp"
 
 namespace {
 

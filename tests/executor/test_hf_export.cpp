@@ -12,8 +12,8 @@
 
 #include "mpi_run.hpp"
 #include "parallax/core/error.hpp"
-#include "parallax/executor/hf_export.hpp"
-#include "parallax/executor/safetensors.hpp"
+#include "parallax/executor/checkpoint/hf_export.hpp"
+#include "parallax/executor/checkpoint/safetensors.hpp"
 
 using namespace parallax::test;
 namespace fs = std::filesystem;

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "mpi_run.hpp"
-#include "parallax/executor/checkpoint.hpp"
-#include "parallax/executor/safetensors.hpp"
+#include "parallax/executor/checkpoint/checkpoint.hpp"
+#include "parallax/executor/checkpoint/safetensors.hpp"
 
 using namespace parallax::test;
 namespace fs = std::filesystem;

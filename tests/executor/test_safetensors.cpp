@@ -1,4 +1,4 @@
-// Checkpoint shard files (executor/src/safetensors.cpp) as untrusted input: a round trip through
+// Checkpoint shard files (executor/src/checkpoint/safetensors.cpp) as untrusted input: a round trip through
 // two tensor-parallel shards, then headers edited the way a broken or foreign file would be.
 // Every edit keeps the data, so the data checksum still holds and the header checks are reached.
 #include <catch2/catch.hpp>
@@ -16,8 +16,8 @@
 
 #include "../core/core_test_util.hpp"
 #include "parallax/core/presets.hpp"
-#include "parallax/executor/checkpoint_identity.hpp"
-#include "parallax/executor/safetensors.hpp"
+#include "parallax/executor/checkpoint/checkpoint_identity.hpp"
+#include "parallax/executor/checkpoint/safetensors.hpp"
 
 namespace {
 

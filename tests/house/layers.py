@@ -2,7 +2,9 @@
 """The includes against docs/design.md's layer list (the fenced block after "Layers, as a test
 reads them"): a module's files may include the public headers (`parallax/<module>/...`) of the
 modules its line names and of everything those may include, and nothing else; the list itself
-must be acyclic and name every module folder with C++ in it. Prints each include that breaks the
+must be acyclic and name every module folder with C++ in it. No file outside the modules (tests/,
+bench/, fuzz/) includes a module's private header (a path through a `src/` folder): such a test
+goes through a public header or lives beside the code it tests. Prints each include that breaks the
 list (file, line, the module it reaches) and exits 1; 0 when none does.
 
 Usage: layers.py PROJECT_DIR | layers.py --self-test
@@ -13,6 +15,8 @@ import sys
 import tempfile
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"parallax/([a-z_]+)/')
+PRIVATE = re.compile(r'^\s*#\s*include\s*"((?:\.\./)*[^"]*\bsrc/[^"]*)"')
+OUTSIDE = ("tests", "bench", "fuzz")
 SOURCES = (".cpp", ".hpp", ".cu", ".cuh", ".h")
 
 
@@ -77,6 +81,18 @@ def check(project, direct):
                     if target not in reach[m]:
                         problems.append(f"{os.path.relpath(path, project)}:{n}: {m} includes {target}, "
                                         f"which it may not (may: {' '.join(sorted(reach[m])) or 'nothing'})")
+    for m in OUTSIDE:
+        for root, _, files in os.walk(os.path.join(project, m)):
+            for f in files:
+                if not f.endswith(SOURCES):
+                    continue
+                path = os.path.join(root, f)
+                for n, line in enumerate(open(path, encoding="utf-8", errors="replace"), 1):
+                    hit = PRIVATE.match(line)
+                    if hit:
+                        problems.append(f"{os.path.relpath(path, project)}:{n}: includes a module's private "
+                                        f"header ({hit.group(1)}): test it through a public header or "
+                                        "beside the code")
     for m in sorted(modules_with_code - set(direct)):
         problems.append(f"{m}/: a module with C++ that the layer list does not name")
     return problems
@@ -97,7 +113,17 @@ def self_test():
         if len(problems) != 1 or "core includes planner" not in problems[0]:
             print("layers: self-test FAILED: expected the one upward include, got", problems)
             return 1
-    print("layers: self-test passed (an upward include is found)")
+        os.makedirs(f"{d}/tests/planner")
+        with open(f"{d}/tests/planner/test_ok.cpp", "w") as f:
+            f.write('#include "parallax/planner/planner.hpp"\n#include "../common/util.hpp"\n')
+        with open(f"{d}/tests/planner/test_private.cpp", "w") as f:
+            f.write('#include "../../planner/src/search_impl.hpp"\n')
+        problems = check(d, read_layers(f"{d}/docs/design.md"))
+        if len(problems) != 2 or "test_private.cpp:1: includes a module's private header" not in problems[1]:
+            print("layers: self-test FAILED: expected the upward include and the test's private include, got",
+                  problems)
+            return 1
+    print("layers: self-test passed (an upward include and a test's private include are found)")
     return 0
 
 

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "../executor/mpi_run.hpp"
-#include "parallax/executor/safetensors.hpp"
+#include "parallax/executor/checkpoint/safetensors.hpp"
 
 using namespace parallax::test;
 

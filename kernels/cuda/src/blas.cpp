@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "blas_loader.hpp"
+#include "parallax/kernels/cuda/blas_loader.hpp"
 #include "parallax/kernels/cuda/check.hpp"
 
 namespace parallax::kernels::cuda {

@@ -1,4 +1,4 @@
-#include "blas_loader.hpp"
+#include "parallax/kernels/cuda/blas_loader.hpp"
 
 #include <dlfcn.h>
 

@@ -3,7 +3,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
-#include "blas_loader.hpp"
+#include "parallax/kernels/cuda/blas_loader.hpp"
 
 namespace parallax::kernels::cuda {
 

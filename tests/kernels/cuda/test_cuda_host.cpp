@@ -29,8 +29,8 @@
 
 #include <nccl.h>
 
-#include "../../../kernels/cuda/src/blas_loader.hpp"
 #include "parallax/kernels/cpu.hpp"
+#include "parallax/kernels/cuda/blas_loader.hpp"
 #include "parallax/kernels/cuda/device.hpp"
 #include "parallax/kernels/cuda/gemm_args.hpp"
 #include "parallax/kernels/cuda/linear_plan.hpp"

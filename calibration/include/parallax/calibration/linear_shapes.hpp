@@ -1,6 +1,6 @@
 #pragma once
 // The GEMMs of one micro-batch through one transformer layer and the LM head on one
-// tensor-parallel rank, as the executor runs them (executor/src/chunk_impl.hpp): what the
+// tensor-parallel rank, as the executor runs them (executor/src/layers/chunk_impl.hpp): what the
 // microbenchmarks of both backends time, so that a profile covers the plans' shapes.
 #include <cstdint>
 #include <string>

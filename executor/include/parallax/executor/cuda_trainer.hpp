@@ -1,5 +1,5 @@
 #pragma once
-// The CUDA backend's trainer (built with PARALLAX_CUDA; see executor/src/backend_cuda.hpp).
+// The CUDA backend's trainer (built with PARALLAX_CUDA; see executor/src/layers/backend_cuda.hpp).
 #include <memory>
 #include <string>
 

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "parallax/executor/groups.hpp"
+#include "parallax/executor/comm/groups.hpp"
 #include "parallax/executor/recorder.hpp"
 
 namespace parallax::exec {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "parallax/executor/groups.hpp"
+#include "parallax/executor/comm/groups.hpp"
 #include "parallax/executor/trainer.hpp"
 
 namespace parallax::exec {

@@ -19,8 +19,8 @@
 
 #include "parallax/core/plan_file.hpp"
 #include "parallax/core/schedule.hpp"
-#include "parallax/executor/chunk.hpp"
 #include "parallax/executor/data.hpp"
+#include "parallax/executor/layers/chunk.hpp"
 #include "parallax/kernels/math.hpp"
 
 namespace parallax::exec {

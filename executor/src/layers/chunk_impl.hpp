@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "moe_layer.hpp"
-#include "parallax/executor/chunk.hpp"
+#include "parallax/executor/layers/chunk.hpp"
 #include "parallax/kernels/cpu.hpp"
 
 namespace parallax::exec {

@@ -36,8 +36,8 @@
 #include "backend_cpu.hpp"
 #include "parallax/core/model_spec.hpp"
 #include "parallax/core/plan_spec.hpp"
-#include "parallax/executor/chunk.hpp"
-#include "parallax/executor/groups.hpp"
+#include "parallax/executor/comm/groups.hpp"
+#include "parallax/executor/layers/chunk.hpp"
 
 namespace parallax::exec {
 

@@ -1,4 +1,4 @@
-#include "parallax/executor/nccl_comm.hpp"
+#include "parallax/executor/comm/nccl_comm.hpp"
 
 #include <utility>
 

@@ -1,4 +1,4 @@
-#include "parallax/executor/safetensors.hpp"
+#include "parallax/executor/checkpoint/safetensors.hpp"
 
 #include <algorithm>
 #include <cstdio>

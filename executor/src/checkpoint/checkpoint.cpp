@@ -1,13 +1,13 @@
-#include "parallax/executor/checkpoint.hpp"
+#include "parallax/executor/checkpoint/checkpoint.hpp"
 
 #include <cstdio>
 #include <filesystem>
 
-#include "parallax/core/error.hpp"
-#include "parallax/executor/checkpoint_identity.hpp"
-#include "parallax/executor/checkpoint_layout.hpp"
-#include "parallax/executor/safetensors.hpp"
 #include "durable_file.hpp"
+#include "parallax/core/error.hpp"
+#include "parallax/executor/checkpoint/checkpoint_identity.hpp"
+#include "parallax/executor/checkpoint/checkpoint_layout.hpp"
+#include "parallax/executor/checkpoint/safetensors.hpp"
 #include "shape_text.hpp"
 
 namespace parallax::exec {

@@ -1,4 +1,4 @@
-#include "parallax/executor/groups.hpp"
+#include "parallax/executor/comm/groups.hpp"
 
 #include <algorithm>
 #include <array>

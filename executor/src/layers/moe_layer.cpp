@@ -13,6 +13,66 @@ namespace parallax::exec {
 namespace {
 std::string shape2(int64_t a, int64_t b) { return std::to_string(a) + "x" + std::to_string(b); }
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+// p (k) = the router's probabilities of one token's chosen experts, from its logits l: the softmax
+// over the k chosen logits (chosen[0] is the largest), or the sigmoids normalised over the chosen
+// (k = 1: the sigmoid).
+void chosen_probs(float* p, const float* l, const int32_t* chosen, int64_t k, bool use_sigmoid) {
+  if (!use_sigmoid) {
+    double sum = 0;
+    for (int64_t j = 0; j < k; ++j)
+      sum += std::exp(static_cast<double>(l[chosen[j]] - l[chosen[0]]));
+    for (int64_t j = 0; j < k; ++j)
+      p[j] = static_cast<float>(std::exp(static_cast<double>(l[chosen[j]] - l[chosen[0]])) / sum);
+  } else {
+    double sum = 0;
+    for (int64_t j = 0; j < k; ++j) sum += sigmoid(l[chosen[j]]);
+    for (int64_t j = 0; j < k; ++j)
+      p[j] =
+          static_cast<float>(k > 1 ? sigmoid(l[chosen[j]]) / (sum + 1e-20) : sigmoid(l[chosen[j]]));
+  }
+}
+
+// dl (E) += the gradient through chosen_probs of one token, given its probabilities' gradients dp.
+void chosen_probs_backward(float* dl, const float* l, const int32_t* chosen, const float* p,
+                           const float* dp, int64_t k, bool use_sigmoid) {
+  if (!use_sigmoid) {  // p = softmax of the chosen logits
+    double dot = 0;
+    for (int64_t j = 0; j < k; ++j) dot += static_cast<double>(p[j]) * dp[j];
+    for (int64_t j = 0; j < k; ++j) dl[chosen[j]] += static_cast<float>(p[j] * (dp[j] - dot));
+  } else {  // p = s / (sum s + 1e-20) over the chosen (k = 1: s), s = sigmoid(l)
+    double sum = 0, dot = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      sum += sigmoid(l[chosen[j]]);
+      dot += static_cast<double>(dp[j]) * sigmoid(l[chosen[j]]);
+    }
+    const double z = sum + 1e-20;
+    for (int64_t j = 0; j < k; ++j) {
+      const double sg = sigmoid(l[chosen[j]]);
+      const double ds = k > 1 ? dp[j] / z - dot / (z * z) : dp[j];
+      dl[chosen[j]] += static_cast<float>(ds * sg * (1.0 - sg));
+    }
+  }
+}
+
+// The auxiliary load-balancing loss before its coefficients: sum over tokens n and experts e of
+// score(n, e) x tokens[e], the scores the softmax (or the normalised sigmoids) of all E logits.
+double aux_scores_dot_tokens(const float* logits, const float* tokens, int64_t N, int64_t E,
+                             bool use_sigmoid) {
+  double aux = 0;
+  for (int64_t n = 0; n < N; ++n) {
+    const float* l = logits + n * E;
+    double z = 0, mx = l[0];
+    for (int64_t e = 1; e < E; ++e) mx = std::max(mx, static_cast<double>(l[e]));
+    for (int64_t e = 0; e < E; ++e) z += use_sigmoid ? sigmoid(l[e]) : std::exp(l[e] - mx);
+    for (int64_t e = 0; e < E; ++e) {
+      const double score = (use_sigmoid ? sigmoid(l[e]) / (z + 1e-20) : std::exp(l[e] - mx) / z);
+      aux += score * static_cast<double>(tokens[e]);
+    }
+  }
+  return aux;
+}
+
 }  // namespace
 
 MoeShape moe_shape(const ModelSpec& m, const PlanSpec& p, const Dims& d, int64_t ep_rank) {
@@ -189,42 +249,15 @@ void MoeLayer::forward(float* out, const float* ln, const LayerWeightsT<float>& 
   be.time("moe_router", 2.0 * static_cast<double>(N * C * E), shape2(N, E), [&] {
     kernels::matmul_forward(a.logits, ln, w.router, nullptr, N, C, E);
     route(a.logits);
-    for (int64_t n = 0; n < N; ++n) {
-      const float* l = a.logits + n * E;
-      const int32_t* chosen = expert_.data() + n * k;
-      float* p = a.probs + n * k;
-      if (!s_.sigmoid) {  // softmax over the k chosen logits (chosen[0] is the largest)
-        double sum = 0;
-        for (int64_t j = 0; j < k; ++j)
-          sum += std::exp(static_cast<double>(l[chosen[j]] - l[chosen[0]]));
-        for (int64_t j = 0; j < k; ++j)
-          p[j] =
-              static_cast<float>(std::exp(static_cast<double>(l[chosen[j]] - l[chosen[0]])) / sum);
-      } else {
-        double sum = 0;
-        for (int64_t j = 0; j < k; ++j) sum += sigmoid(l[chosen[j]]);
-        for (int64_t j = 0; j < k; ++j)
-          p[j] = static_cast<float>(k > 1 ? sigmoid(l[chosen[j]]) / (sum + 1e-20)
-                                          : sigmoid(l[chosen[j]]));
-      }
-    }
+    for (int64_t n = 0; n < N; ++n)
+      chosen_probs(a.probs + n * k, a.logits + n * E, expert_.data() + n * k, k, s_.sigmoid);
     for (int64_t e = 0; e < E; ++e)
       a.tokens[e] =
           static_cast<float>(first_[static_cast<size_t>(e + 1)] - first_[static_cast<size_t>(e)]);
   });
   comm.all_reduce_sum(a.tokens, E, g.cp, Stream::tp, "cp_all_reduce_moe_tokens");
   if (aux_acc && s_.aux_coeff > 0) {
-    double aux = 0;
-    for (int64_t n = 0; n < N; ++n) {
-      const float* l = a.logits + n * E;
-      double z = 0, mx = l[0];
-      for (int64_t e = 1; e < E; ++e) mx = std::max(mx, static_cast<double>(l[e]));
-      for (int64_t e = 0; e < E; ++e) z += s_.sigmoid ? sigmoid(l[e]) : std::exp(l[e] - mx);
-      for (int64_t e = 0; e < E; ++e) {
-        const double score = (s_.sigmoid ? sigmoid(l[e]) / (z + 1e-20) : std::exp(l[e] - mx) / z);
-        aux += score * static_cast<double>(a.tokens[e]);
-      }
-    }
+    const double aux = aux_scores_dot_tokens(a.logits, a.tokens, N, E, s_.sigmoid);
     const double T = static_cast<double>(N * s_.cp);
     *aux_acc += aux * s_.aux_coeff * static_cast<double>(E) / (static_cast<double>(k) * T * T) *
                 s_.aux_weight;
@@ -356,27 +389,9 @@ void MoeLayer::backward_experts(float* dln, const float* dout, const float* ln,
     be.zero(dlogits_.data(), N * E);
     for (int64_t n = 0; n < N; ++n) {
       const float* l = a.logits + n * E;
-      const int32_t* chosen = expert_.data() + n * k;
-      const float* p = a.probs + n * k;
-      const float* dp = dprob_.data() + n * k;
       float* dl = dlogits_.data() + n * E;
-      if (!s_.sigmoid) {  // p = softmax of the chosen logits
-        double dot = 0;
-        for (int64_t j = 0; j < k; ++j) dot += static_cast<double>(p[j]) * dp[j];
-        for (int64_t j = 0; j < k; ++j) dl[chosen[j]] += static_cast<float>(p[j] * (dp[j] - dot));
-      } else {  // p = s / (sum s + 1e-20) over the chosen (k = 1: s), s = sigmoid(l)
-        double sum = 0, dot = 0;
-        for (int64_t j = 0; j < k; ++j) {
-          sum += sigmoid(l[chosen[j]]);
-          dot += static_cast<double>(dp[j]) * sigmoid(l[chosen[j]]);
-        }
-        const double z = sum + 1e-20;
-        for (int64_t j = 0; j < k; ++j) {
-          const double sg = sigmoid(l[chosen[j]]);
-          const double ds = k > 1 ? dp[j] / z - dot / (z * z) : dp[j];
-          dl[chosen[j]] += static_cast<float>(ds * sg * (1.0 - sg));
-        }
-      }
+      chosen_probs_backward(dl, l, expert_.data() + n * k, a.probs + n * k, dprob_.data() + n * k, k,
+                            s_.sigmoid);
       if (s_.aux_coeff > 0) aux_score_grads(dl, l, a.tokens);
     }
   });

@@ -1,4 +1,4 @@
-#include "parallax/executor/checkpoint_layout.hpp"
+#include "parallax/executor/checkpoint/checkpoint_layout.hpp"
 
 #include <stdexcept>
 

@@ -1,4 +1,4 @@
-#include "parallax/executor/comm.hpp"
+#include "parallax/executor/comm/comm.hpp"
 
 #include <algorithm>
 #include <limits>

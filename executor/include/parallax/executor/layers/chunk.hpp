@@ -4,7 +4,7 @@
 // with Megatron-LM's conjugate TP communication (column-parallel: identity forward, all-reduce
 // backward; row-parallel: all-reduce forward, identity backward).
 //
-// The chunk is written once for every backend (executor/src/chunk_impl.hpp, a template over
+// The chunk is written once for every backend (executor/src/layers/chunk_impl.hpp, a template over
 // the backend, docs/design.md §8): the backend supplies the element types (cpu: fp32 everywhere;
 // cuda: bf16 weights and activations, fp32 statistics and weight gradients), the buffers, the
 // ops and their timing, and its Comm (MPI or NCCL).
@@ -15,7 +15,7 @@
 #include "parallax/core/model_spec.hpp"
 #include "parallax/core/param_table.hpp"
 #include "parallax/core/plan_spec.hpp"
-#include "parallax/executor/comm.hpp"
+#include "parallax/executor/comm/comm.hpp"
 
 namespace parallax::exec {
 

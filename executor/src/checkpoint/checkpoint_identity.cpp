@@ -1,4 +1,4 @@
-#include "parallax/executor/checkpoint_identity.hpp"
+#include "parallax/executor/checkpoint/checkpoint_identity.hpp"
 
 #include <filesystem>
 #include <optional>
@@ -8,8 +8,8 @@
 #include "parallax/core/error.hpp"
 #include "parallax/core/json_reader.hpp"
 #include "parallax/core/spec_json.hpp"
-#include "parallax/executor/checkpoint_dir.hpp"
-#include "parallax/executor/safetensors.hpp"
+#include "parallax/executor/checkpoint/checkpoint_dir.hpp"
+#include "parallax/executor/checkpoint/safetensors.hpp"
 
 namespace parallax::exec {
 

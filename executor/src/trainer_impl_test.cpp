@@ -1,5 +1,5 @@
 // The CUDA backend's pipeline choreography, checked without a GPU: the real trainer template
-// (executor/src/trainer_impl.hpp: its schedule walk, stash pool, stash reuse waits, p2p calls)
+// (trainer_impl.hpp beside this file, a private header, hence the test here: its schedule walk, stash pool, stash reuse waits, p2p calls)
 // runs over a recording backend whose Comm follows the CUDA backend's ordering rules
 // (backend_cuda.cpp, CudaComm): a collective or p2p stream waits for the compute stream's
 // work so far; a receive also waits for the last send from its buffer (a stash event) and is
@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "../../executor/src/trainer_impl.hpp"
 #include "parallax/core/param_table.hpp"
 #include "parallax/core/schedule.hpp"
 #include "spec_builders.hpp"
+#include "trainer_impl.hpp"
 
 using namespace parallax;
 using namespace parallax::exec;

@@ -1,4 +1,4 @@
-#include "parallax/executor/hf_export.hpp"
+#include "parallax/executor/checkpoint/hf_export.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -13,12 +13,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "durable_file.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/param_table.hpp"
-#include "parallax/executor/checkpoint.hpp"
-#include "parallax/executor/checkpoint_identity.hpp"
+#include "parallax/executor/checkpoint/checkpoint.hpp"
+#include "parallax/executor/checkpoint/checkpoint_identity.hpp"
 #include "parallax/kernels/math.hpp"
-#include "durable_file.hpp"
 #include "shape_text.hpp"
 
 namespace parallax::exec {

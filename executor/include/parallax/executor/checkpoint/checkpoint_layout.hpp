@@ -31,7 +31,7 @@
 
 #include "parallax/core/model_spec.hpp"
 #include "parallax/core/param_table.hpp"
-#include "parallax/executor/safetensors.hpp"
+#include "parallax/executor/checkpoint/safetensors.hpp"
 
 namespace parallax::exec {
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "parallax/executor/comm.hpp"
+#include "parallax/executor/comm/comm.hpp"
 #include "parallax/executor/recorder.hpp"
 #include "parallax/kernels/cpu.hpp"
 

@@ -31,8 +31,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "parallax/executor/comm.hpp"
-#include "parallax/executor/nccl_comm.hpp"
+#include "parallax/executor/comm/comm.hpp"
+#include "parallax/executor/comm/nccl_comm.hpp"
 #include "parallax/executor/recorder.hpp"
 #include "parallax/kernels/cuda/blas.hpp"
 #include "parallax/kernels/cuda/check.hpp"

@@ -1,4 +1,4 @@
-#include "parallax/executor/checkpoint_dir.hpp"
+#include "parallax/executor/checkpoint/checkpoint_dir.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "parallax/executor/checkpoint_inspect.hpp"
+#include "parallax/executor/checkpoint/checkpoint_inspect.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "parallax/core/error.hpp"
-#include "parallax/executor/checkpoint_dir.hpp"
-#include "parallax/executor/checkpoint_identity.hpp"
-#include "parallax/executor/safetensors.hpp"
+#include "parallax/executor/checkpoint/checkpoint_dir.hpp"
+#include "parallax/executor/checkpoint/checkpoint_identity.hpp"
+#include "parallax/executor/checkpoint/safetensors.hpp"
 
 namespace parallax::exec {
 

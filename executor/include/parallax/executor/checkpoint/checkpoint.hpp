@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "parallax/executor/checkpoint_dir.hpp"
-#include "parallax/executor/checkpoint_layout.hpp"
-#include "parallax/executor/safetensors.hpp"
+#include "parallax/executor/checkpoint/checkpoint_dir.hpp"
+#include "parallax/executor/checkpoint/checkpoint_layout.hpp"
+#include "parallax/executor/checkpoint/safetensors.hpp"
 #include "parallax/executor/trainer.hpp"
 
 namespace parallax::exec {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "parallax/executor/groups.hpp"
+#include "parallax/executor/comm/groups.hpp"
 #include "parallax/executor/recorder.hpp"
 
 namespace parallax::exec {

@@ -6,11 +6,11 @@
 
 #include "commands.hpp"
 #include "corpus_path.hpp"
-#include "parallax/core/atomic_file.hpp"
 #include "parallax/calibration/machine.hpp"
+#include "parallax/core/atomic_file.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/presets.hpp"
-#include "parallax/costmodel/profile_fit.hpp"
+#include "parallax/validation/profile_fit.hpp"
 #include "text_table.hpp"
 
 namespace parallax::cli {
@@ -44,8 +44,8 @@ void run_fit(const FitArgs& a) {
   const Corpus corpus = load_corpus(a.runs, a.exclude);
   const EfficiencyProfile base = load_profile(a.profile);
   TopologyCache topos;
-  const ProfileFit fit = fit_profile(corpus.runs, base, profile_stacks(corpus),
-                                     a.date.empty() ? calib::utc_date() : a.date, topos);
+  const ProfileFit fit = fit_profile_to_runs(corpus.runs, base, profile_stacks(corpus),
+                                             a.date.empty() ? calib::utc_date() : a.date, topos);
   if (fit.rows_used.empty()) {
     throw InputError("command line", "--profile",
                      "no supported row of the corpus is predicted with profile " + base.name);

@@ -8,8 +8,8 @@
 #include "commands.hpp"
 #include "corpus_path.hpp"
 #include "parallax/core/error.hpp"
-#include "parallax/costmodel/cross_validation.hpp"
-#include "parallax/costmodel/validation.hpp"
+#include "parallax/validation/cross_validation.hpp"
+#include "parallax/validation/validation.hpp"
 #include "text_table.hpp"
 
 namespace parallax::cli {

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "parallax/costmodel/corpus.hpp"
+#include "parallax/validation/corpus.hpp"
 
 namespace parallax::cli {
 

@@ -2,8 +2,8 @@
 // planner's winner is predicted at least as fast as it (issue 5's acceptance test).
 #include <catch2/catch.hpp>
 
-#include "parallax/costmodel/validation.hpp"
 #include "parallax/planner/planner.hpp"
+#include "parallax/validation/validation.hpp"
 
 using namespace parallax;
 

@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "parallax/costmodel/predict.hpp"
-#include "parallax/costmodel/validation.hpp"
 #include "parallax/simulator/simulate.hpp"
+#include "parallax/validation/validation.hpp"
 
 namespace parallax::test {
 

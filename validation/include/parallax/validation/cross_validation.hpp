@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "parallax/costmodel/corpus.hpp"
-#include "parallax/costmodel/validation.hpp"
+#include "parallax/validation/corpus.hpp"
+#include "parallax/validation/validation.hpp"
 
 namespace parallax {
 

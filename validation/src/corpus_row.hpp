@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "parallax/core/json_reader.hpp"
-#include "parallax/costmodel/corpus.hpp"
+#include "parallax/validation/corpus.hpp"
 
 namespace parallax::detail {
 

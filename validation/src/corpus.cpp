@@ -1,16 +1,16 @@
-#include "parallax/costmodel/corpus.hpp"
+#include "parallax/validation/corpus.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <set>
 #include <string>
 
+#include "corpus_row.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/json_reader.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/core/spec_json.hpp"
 #include "parallax/costmodel/conventions.hpp"
-#include "corpus_row.hpp"
 
 namespace parallax {
 namespace {

@@ -11,8 +11,8 @@
 #include "parallax/core/json_reader.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/core/spec_json.hpp"
-#include "parallax/costmodel/validation.hpp"
 #include "parallax/topologies/cluster_size.hpp"
+#include "parallax/validation/validation.hpp"
 
 namespace parallax::detail {
 

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "parallax/costmodel/validation.hpp"
+#include "parallax/validation/validation.hpp"
 
 using namespace parallax;
 

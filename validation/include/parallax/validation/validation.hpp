@@ -12,11 +12,11 @@
 #include "parallax/core/job_spec.hpp"
 #include "parallax/core/model_spec.hpp"
 #include "parallax/core/plan_spec.hpp"
-#include "parallax/costmodel/corpus.hpp"
 #include "parallax/costmodel/plan_ops.hpp"
 #include "parallax/costmodel/predict.hpp"
 #include "parallax/costmodel/profile.hpp"
 #include "parallax/topologies/topology.hpp"
+#include "parallax/validation/corpus.hpp"
 
 namespace parallax {
 

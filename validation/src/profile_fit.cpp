@@ -1,4 +1,4 @@
-#include "parallax/costmodel/profile_fit.hpp"
+#include "parallax/validation/profile_fit.hpp"
 
 #include <atomic>
 #include <cmath>
@@ -218,8 +218,8 @@ std::vector<std::pair<double, double>> gemm_table(double e_max, double d_half) {
 
 namespace {
 
-// Steps 1 and 2 of fit_profile: the curve and the stack scales, on this profile's dense rows.
-// Leaves the in-sample error and the profile's source to finish_fit.
+// Steps 1 and 2 of fit_profile_to_runs: the curve and the stack scales, on this profile's dense
+// rows. Leaves the in-sample error and the profile's source to finish_fit.
 struct GpuFit {
   ProfileFit fit;
   size_t ref_rows = 0;
@@ -363,9 +363,9 @@ MoeHostFit fit_moe_host(const std::vector<PublishedRun>& runs,
   return out;
 }
 
-ProfileFit fit_profile(const std::vector<PublishedRun>& runs, const EfficiencyProfile& base,
-                       const std::vector<std::string>& stacks, const std::string& date,
-                       TopologyCache& topos) {
+ProfileFit fit_profile_to_runs(const std::vector<PublishedRun>& runs, const EfficiencyProfile& base,
+                               const std::vector<std::string>& stacks, const std::string& date,
+                               TopologyCache& topos) {
   if (!base.carries_fit_of.empty()) {
     throw InputError("profile " + base.name, "$.carries_fit_of",
                      "names " + base.carries_fit_of + ": this profile is that one's fit carried over, "

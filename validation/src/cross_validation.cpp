@@ -1,4 +1,4 @@
-#include "parallax/costmodel/cross_validation.hpp"
+#include "parallax/validation/cross_validation.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "parallax/core/error.hpp"
-#include "parallax/costmodel/profile_fit.hpp"
+#include "parallax/validation/profile_fit.hpp"
 
 namespace parallax {
 namespace {

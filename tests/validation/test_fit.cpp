@@ -6,8 +6,8 @@
 #include <map>
 
 #include "parallax/core/presets.hpp"
-#include "parallax/costmodel/cross_validation.hpp"
-#include "parallax/costmodel/profile_fit.hpp"
+#include "parallax/validation/cross_validation.hpp"
+#include "parallax/validation/profile_fit.hpp"
 
 using namespace parallax;
 
@@ -43,7 +43,8 @@ TEST_CASE("fit: recovers the curve and the stack scale that generated the measur
   truth.frameworks["megatron-deepspeed"].compute_efficiency_scale = 0.77;
   TopologyCache topos;
   for (PublishedRun& r : c.runs) r.measured_iteration_time_s = validate_run(r, truth, topos).predicted_iteration_time_s;
-  const ProfileFit fit = fit_profile(c.runs, load_profile("a100-megatron"), {}, "2026-01-01", topos);
+  const ProfileFit fit =
+      fit_profile_to_runs(c.runs, load_profile("a100-megatron"), {}, "2026-01-01", topos);
   CHECK(fit.rows_used.size() == 19);
   CHECK(fit.curve_fitted == "e_max, d_half and memory efficiency");
   CHECK(fit.profile.gemm_curve_e_max == Approx(0.62));
@@ -68,8 +69,8 @@ TEST_CASE("cross-validation: a source is predicted by a fit that never saw it", 
   for (const PublishedRun& r : c.runs) {
     if (r.source == "narayanan2021") narayanan.push_back(r);
   }
-  const ProfileFit fit = fit_profile(narayanan, load_profile("a100-megatron"),
-                                     {"megatron-deepspeed", "megatron-lm"}, "", topos);
+  const ProfileFit fit = fit_profile_to_runs(narayanan, load_profile("a100-megatron"),
+                                             {"megatron-deepspeed", "megatron-lm"}, "", topos);
   for (const ValidationRow& row : cv.rows) {
     if (row.source != "mtnlg2022") continue;
     for (const PublishedRun& r : c.runs) {
@@ -104,7 +105,7 @@ TEST_CASE("fit: recovers the host time per MoE layer that generated the mixture-
   REQUIRE(moe_rows >= 10);
   EfficiencyProfile base = load_profile("h100-megatron");
   base.moe_layer_host_s = 0;  // the fit starts from nothing
-  const ProfileFit fit = fit_profile(c.runs, base, {}, "2026-01-01", topos);
+  const ProfileFit fit = fit_profile_to_runs(c.runs, base, {}, "2026-01-01", topos);
   CHECK(fit.moe_host_rows.size() == moe_rows);
   CHECK(fit.profile.moe_layer_host_s == Approx(0.0065).epsilon(1e-9));
   CHECK(fit.profile.source.find("6.5 ms") != std::string::npos);
@@ -168,7 +169,7 @@ TEST_CASE("fit: a profile that carries another's fit is that fit under its own n
   }
   for (const std::string& id : h.rows_used) CHECK(id.find("b200") == std::string::npos);
   // Fitting the carrier itself is refused: the fit to make is the one it carries.
-  CHECK_THROWS_WITH(fit_profile(c.runs, b200, {}, "2026-01-01", topos),
+  CHECK_THROWS_WITH(fit_profile_to_runs(c.runs, b200, {}, "2026-01-01", topos),
                     Catch::Contains("carries_fit_of") && Catch::Contains("fit h100-megatron"));
   // A carrier of a carrier is refused: its fit would be nobody's.
   EfficiencyProfile chain = load_profile("h100-megatron");

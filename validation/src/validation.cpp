@@ -1,4 +1,4 @@
-#include "parallax/costmodel/validation.hpp"
+#include "parallax/validation/validation.hpp"
 
 #include <algorithm>
 #include <cmath>

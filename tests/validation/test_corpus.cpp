@@ -12,9 +12,9 @@
 
 #include "parallax/core/error.hpp"
 #include "parallax/costmodel/conventions.hpp"
-#include "parallax/costmodel/corpus.hpp"
 #include "parallax/costmodel/predict.hpp"
-#include "parallax/costmodel/validation.hpp"
+#include "parallax/validation/corpus.hpp"
+#include "parallax/validation/validation.hpp"
 
 using namespace parallax;
 

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "parallax/costmodel/corpus.hpp"
 #include "parallax/costmodel/profile.hpp"
-#include "parallax/costmodel/validation.hpp"
+#include "parallax/validation/corpus.hpp"
+#include "parallax/validation/validation.hpp"
 
 namespace parallax {
 
@@ -37,7 +37,8 @@ struct StackFit {
 struct ProfileFit {
   EfficiencyProfile profile;
   std::vector<std::string> rows_used;
-  // Rows of mixture-of-experts models: predicted with the profile, never fitted (fit_profile).
+  // Rows of mixture-of-experts models: predicted with the profile, never fitted
+  // (fit_profile_to_runs).
   std::vector<std::string> rows_not_fitted;
   // The mixture-of-experts rows of every GPU that fitted moe_layer_host_s (step 3).
   std::vector<std::string> moe_host_rows;
@@ -50,9 +51,9 @@ struct ProfileFit {
 // provenance date written. Step 3 predicts the other GPUs' rows with their presets' profiles, a
 // preset that carries this profile's fit with the fit being made. A base that itself carries
 // another profile's fit is refused (InputError): fit that one.
-ProfileFit fit_profile(const std::vector<PublishedRun>& runs, const EfficiencyProfile& base,
-                       const std::vector<std::string>& stacks, const std::string& date,
-                       TopologyCache& topos);
+ProfileFit fit_profile_to_runs(const std::vector<PublishedRun>& runs, const EfficiencyProfile& base,
+                               const std::vector<std::string>& stacks, const std::string& date,
+                               TopologyCache& topos);
 
 // Several profiles on the same rows (a fold of cross-validation): steps 1 and 2 for each, then
 // step 3 once, every MoE row predicted with its profile as fitted here (the presets' profile for

@@ -33,18 +33,14 @@ std::string throughput_table(const Prediction& pr) {
 std::string time_table(const Prediction& pr) {
   const double it = pr.iteration_time_s;
   TextTable time({"time per iteration", "seconds", "share"});
-  const std::pair<const char*, double> parts[] = {
-      {"compute (critical stage)", pr.time.compute_s}, {"tensor-parallel comm", pr.time.tp_comm_s},
-      {"pipeline p2p", pr.time.pp_comm_s},             {"pipeline bubble", pr.time.bubble_s},
-      {"data-parallel comm (exposed)", pr.time.dp_comm_exposed_s},
-      {"optimizer step", pr.time.optimizer_s}};
-  for (const auto& [name, s] : parts) time.add_row({name, fmt(s, 3), fmt_pct(s / it)});
-  if (pr.time.cp_comm_s > 0)
-    time.add_row({"context-parallel ring (exposed)", fmt(pr.time.cp_comm_s, 3), fmt_pct(pr.time.cp_comm_s / it)});
-  if (pr.time.ep_comm_s > 0)
-    time.add_row({"expert-parallel all-to-all", fmt(pr.time.ep_comm_s, 3), fmt_pct(pr.time.ep_comm_s / it)});
-  if (pr.time.moe_host_s > 0)
-    time.add_row({"MoE layers waiting for the host", fmt(pr.time.moe_host_s, 3), fmt_pct(pr.time.moe_host_s / it)});
+  // The parts every plan has, then those only some plans have (where not zero).
+  for (const bool some : {false, true}) {
+    for (const TimePartInfo& part : kTimeParts) {
+      const double s = pr.time.*part.seconds;
+      if (part.some_plans_only == some && (!some || s > 0))
+        time.add_row({part.description, fmt(s, 3), fmt_pct(s / it)});
+    }
+  }
   return time.str();
 }
 

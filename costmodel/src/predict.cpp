@@ -15,13 +15,11 @@
 namespace parallax {
 
 std::vector<std::pair<const char*, double>> chart_time_parts(const TimeBreakdown& t) {
-  std::vector<std::pair<const char*, double>> parts = {{"compute", t.compute_s}, {"TP comm", t.tp_comm_s}};
-  if (t.cp_comm_s > 0) parts.push_back({"CP ring", t.cp_comm_s});
-  if (t.ep_comm_s > 0) parts.push_back({"EP all-to-all", t.ep_comm_s});
-  if (t.moe_host_s > 0) parts.push_back({"MoE host wait", t.moe_host_s});
-  for (const auto& part : {std::pair<const char*, double>{"PP p2p", t.pp_comm_s}, {"bubble", t.bubble_s},
-                           {"DP comm", t.dp_comm_exposed_s}, {"optimizer", t.optimizer_s}})
-    parts.push_back(part);
+  std::vector<std::pair<const char*, double>> parts;
+  for (const TimePartInfo& part : kTimeParts) {
+    const double s = t.*part.seconds;
+    if (!part.some_plans_only || s > 0) parts.push_back({part.name, s});
+  }
   return parts;
 }
 
@@ -70,10 +68,7 @@ Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, c
       mb * (sc.dp_forward_s + sc.dp_backward_s) +
       *std::max_element(costs.dp_exposed_s.begin(), costs.dp_exposed_s.end());
   out.time.optimizer_s = *std::max_element(costs.optimizer_s.begin(), costs.optimizer_s.end());
-  out.iteration_time_s = out.time.compute_s + out.time.tp_comm_s + out.time.cp_comm_s + out.time.ep_comm_s +
-                         out.time.moe_host_s +
-                         out.time.pp_comm_s +
-                         out.time.bubble_s + out.time.dp_comm_exposed_s + out.time.optimizer_s;
+  out.iteration_time_s = out.time.total_s();
 
   // FLOPs: counted GEMMs of every rank and micro-batch. The MoE layers' at uniform routing: an
   // imbalance slows the busiest rank, it does not add work.

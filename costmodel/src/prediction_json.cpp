@@ -18,15 +18,8 @@ nlohmann::json to_json(const Prediction& p) {
   j["zero_run"] = p.zero_run;
   if (p.ep_all_to_all_bytes > 0)
     j["ep_all_to_all"] = {{"bytes", p.ep_all_to_all_bytes}, {"time_s", p.ep_all_to_all_s}};
-  j["time"] = {{"compute_s", p.time.compute_s},
-               {"tp_comm_s", p.time.tp_comm_s},
-               {"cp_comm_s", p.time.cp_comm_s},
-               {"ep_comm_s", p.time.ep_comm_s},
-               {"moe_host_s", p.time.moe_host_s},
-               {"pp_comm_s", p.time.pp_comm_s},
-               {"dp_comm_exposed_s", p.time.dp_comm_exposed_s},
-               {"bubble_s", p.time.bubble_s},
-               {"optimizer_s", p.time.optimizer_s}};
+  j["time"] = nlohmann::json::object();
+  for (const TimePartInfo& part : kTimeParts) j["time"][part.json_key] = p.time.*part.seconds;
   nlohmann::json stages = nlohmann::json::array();
   for (size_t i = 0; i < p.memory.size(); ++i) {
     const StageMemory& s = p.memory[i];

@@ -163,16 +163,10 @@ std::string explain_difference(const RankedPlan& a, const RankedPlan& b) {
   out += buf;
   const TimeBreakdown& x = a.prediction.time;
   const TimeBreakdown& y = b.prediction.time;
-  const std::pair<const char*, double> parts[] = {
-      {"compute", x.compute_s - y.compute_s},     {"TP comm", x.tp_comm_s - y.tp_comm_s},
-      {"CP ring", x.cp_comm_s - y.cp_comm_s},    {"EP all-to-all", x.ep_comm_s - y.ep_comm_s},
-      {"MoE host wait", x.moe_host_s - y.moe_host_s},
-      {"PP p2p", x.pp_comm_s - y.pp_comm_s},      {"bubble", x.bubble_s - y.bubble_s},
-      {"DP comm", x.dp_comm_exposed_s - y.dp_comm_exposed_s},
-      {"optimizer", x.optimizer_s - y.optimizer_s}};
-  for (const auto& [name, d] : parts) {
+  for (const TimePartInfo& part : kTimeParts) {
+    const double d = x.*part.seconds - y.*part.seconds;
     if (std::fabs(d) < 1e-3 * b.time_s) continue;
-    std::snprintf(buf, sizeof buf, " %s %+.3f s;", name, d);
+    std::snprintf(buf, sizeof buf, " %s %+.3f s;", part.name, d);
     out += buf;
   }
   const PlanSpec& p = a.plan;

@@ -14,21 +14,9 @@
 #include "parallax/costmodel/memory.hpp"
 #include "parallax/costmodel/plan_ops.hpp"
 #include "parallax/costmodel/profile.hpp"
+#include "parallax/costmodel/time_breakdown.hpp"
 
 namespace parallax {
-
-struct TimeBreakdown {
-  // Parts of the critical (slowest) pipeline stage's timeline; they add up to the iteration time.
-  double compute_s = 0;
-  double tp_comm_s = 0;
-  double cp_comm_s = 0;  // the context-parallel ring's exposed sends
-  double ep_comm_s = 0;  // mixture of experts: the token all-to-alls (and etp gathers)
-  double moe_host_s = 0;  // mixture of experts: the GPU waiting for the host (host-bound MoE layers)
-  double pp_comm_s = 0;
-  double dp_comm_exposed_s = 0;
-  double bubble_s = 0;
-  double optimizer_s = 0;
-};
 
 // The parts for a chart, short names in timeline order; the context-parallel, expert-parallel and
 // host-wait parts only where the plan has them.

@@ -132,7 +132,30 @@ nlohmann::json search_json(const SearchResult& res, int64_t top) {
   return j;
 }
 
-void run_plan(const PlanArgs& a) {
+// The plan of --compare's file, predicted on the search's inputs (none without --compare).
+std::optional<RankedPlan> compared_plan(const std::string& path, const PlannerInputs& in,
+                                        const Topology& topo) {
+  if (path.empty()) return std::nullopt;
+  const PlanFile f = read_plan_file(read_json_file(path), path);
+  RankedPlan r;
+  r.plan = f.plan;
+  r.prediction = predict(in.model, topo, in.job, f.plan, in.profile);
+  r.time_s = r.prediction.iteration_time_s;
+  return r;
+}
+
+nlohmann::json sensitivity_json(const SensitivityReport& sens) {
+  nlohmann::json cases = nlohmann::json::array();
+  for (const auto& c : sens.cases) {
+    cases.push_back({{"perturbation", c.perturbation.name},
+                     {"winner_rank", c.winner_rank + 1},
+                     {"best_plan", to_json(c.best.plan)},
+                     {"best_iteration_time_s", c.best.time_s}});
+  }
+  return {{"cases", cases}, {"winner_stays_top3", sens.winner_stays_top3}};
+}
+
+void plan_and_print(const PlanArgs& a) {
   PlannerInputs in =
       a.search_file.empty()
           ? planner_inputs(resolve_job(a.job), a.search)
@@ -158,15 +181,7 @@ void run_plan(const PlanArgs& a) {
     PlanFile f{in.model, in.cluster, in.job, win.plan, in.gpus};
     write_file_atomic(a.out, to_json(f).dump(2) + "\n");
   }
-  std::optional<RankedPlan> compared;
-  if (!a.compare.empty()) {
-    const PlanFile f = read_plan_file(read_json_file(a.compare), a.compare);
-    RankedPlan r;
-    r.plan = f.plan;
-    r.prediction = predict(in.model, topo, in.job, f.plan, in.profile);
-    r.time_s = r.prediction.iteration_time_s;
-    compared = r;
-  }
+  const std::optional<RankedPlan> compared = compared_plan(a.compare, in, topo);
   std::optional<SensitivityReport> sens;
   if (a.sensitivity) sens = sensitivity_analysis(in, res);
 
@@ -175,16 +190,7 @@ void run_plan(const PlanArgs& a) {
     if (compared) j["compared"] = {{"plan", to_json(compared->plan)},
                                    {"iteration_time_s", compared->time_s},
                                    {"why_winner_is_faster", explain_difference(win, *compared)}};
-    if (sens) {
-      nlohmann::json cases = nlohmann::json::array();
-      for (const auto& c : sens->cases) {
-        cases.push_back({{"perturbation", c.perturbation.name},
-                         {"winner_rank", c.winner_rank + 1},
-                         {"best_plan", to_json(c.best.plan)},
-                         {"best_iteration_time_s", c.best.time_s}});
-      }
-      j["sensitivity"] = {{"cases", cases}, {"winner_stays_top3", sens->winner_stays_top3}};
-    }
+    if (sens) j["sensitivity"] = sensitivity_json(*sens);
     std::cout << j.dump(2) << '\n';
     return;
   }
@@ -247,7 +253,7 @@ void add_plan_command(CLI::App& app) {
                   "rejected it) as CSV to this file; - prints it instead of the tables");
   sub->callback([args, sub] {
     args->given = typed_recipe_keys(*sub);
-    run_plan(*args);
+    plan_and_print(*args);
   });
 }
 

@@ -68,10 +68,26 @@ QLineEdit* InputsPanel::add_line(const QString& name, const QString& placeholder
 
 InputsPanel::InputsPanel(QWidget* parent) : QWidget(parent) {
   auto* top = new QVBoxLayout(this);
+  top->addWidget(model_box());
+  top->addWidget(job_box());
+  top->addWidget(constraints_box());
+  error_label_ = new QLabel;
+  error_label_->setObjectName("error_label");
+  error_label_->setWordWrap(true);
+  error_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  error_label_->setStyleSheet("color: #b00020; font-weight: bold;");
+  error_label_->hide();
+  top->addWidget(error_label_);
+  top->addStretch(1);
 
-  // Model.
-  auto* model_box = new QGroupBox("Model");
-  auto* mf = new QFormLayout(model_box);
+  connect_inputs();
+  set_inputs(WhatIfInputs{});
+}
+
+// The model: a preset, or its shape changed number by number.
+QGroupBox* InputsPanel::model_box() {
+  auto* box = new QGroupBox("Model");
+  auto* mf = new QFormLayout(box);
   model_ = combo("model", preset_names("models"), false, "model preset (--model)");
   mf->addRow("preset", model_);
   custom_shape_ = check("custom_shape", "custom shape (change the numbers below)",
@@ -85,11 +101,13 @@ InputsPanel::InputsPanel(QWidget* parent) : QWidget(parent) {
     shape_[key] = e;
     mf->addRow(label, e);
   }
-  top->addWidget(model_box);
+  return box;
+}
 
-  // Cluster and job.
-  auto* job_box = new QGroupBox("Cluster and job");
-  auto* jf = new QFormLayout(job_box);
+// The cluster and the job: GPUs, batch, tokens, price, dtype, stack, kernel and profile.
+QGroupBox* InputsPanel::job_box() {
+  auto* box = new QGroupBox("Cluster and job");
+  auto* jf = new QFormLayout(box);
   cluster_ = combo("cluster", preset_names("clusters"), false, "cluster preset (--cluster)");
   jf->addRow("cluster", cluster_);
   nodes_ = add_line("nodes", "preset's", "the cluster at this many nodes (--nodes)");
@@ -142,11 +160,13 @@ InputsPanel::InputsPanel(QWidget* parent) : QWidget(parent) {
   profile_row->addWidget(profile_, 1);
   profile_row->addWidget(browse);
   jf->addRow("profile", profile_row);
-  top->addWidget(job_box);
+  return box;
+}
 
-  // Constraints.
-  auto* search_box = new QGroupBox("Constraints");
-  auto* sf = new QFormLayout(search_box);
+// The search's constraints: forced sizes, recompute modes, SP and the plans no trainer runs.
+QGroupBox* InputsPanel::constraints_box() {
+  auto* box = new QGroupBox("Constraints");
+  auto* sf = new QFormLayout(box);
   force_tp_ = add_line("force_tp", "search", "only plans with this tensor-parallel size (--force-tp)");
   sf->addRow("force tp", force_tp_);
   force_pp_ = add_line("force_pp", "search", "only plans with this pipeline-parallel size (--force-pp)");
@@ -166,17 +186,11 @@ InputsPanel::InputsPanel(QWidget* parent) : QWidget(parent) {
   allow_all_ = check("allow_all", "plans no trainer runs", "--allow-all");
   uneven_pp_ = check("uneven_pp", "uneven first/last stages", "--uneven-pp");
   for (QCheckBox* c : {sequence_parallel_, cross_node_tp_, allow_all_, uneven_pp_}) sf->addRow(c);
-  top->addWidget(search_box);
+  return box;
+}
 
-  error_label_ = new QLabel;
-  error_label_->setObjectName("error_label");
-  error_label_->setWordWrap(true);
-  error_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  error_label_->setStyleSheet("color: #b00020; font-weight: bold;");
-  error_label_->hide();
-  top->addWidget(error_label_);
-  top->addStretch(1);
-
+// Every input re-plans on change; the model, cluster and GPU count update the fields they drive.
+void InputsPanel::connect_inputs() {
   for (QCheckBox* c : {recompute_none_, recompute_selective_, recompute_full_, sequence_parallel_,
                        cross_node_tp_, allow_all_, uneven_pp_}) {
     c->setProperty("helpTip", c->toolTip());
@@ -191,8 +205,6 @@ InputsPanel::InputsPanel(QWidget* parent) : QWidget(parent) {
   }
   connect(gpus_, &QLineEdit::textChanged, this, &InputsPanel::on_gpus_text_changed);
   connect(gpus_slider_, &QSlider::valueChanged, this, [this](int v) { gpus_->setText(QString::number(v)); });
-
-  set_inputs(WhatIfInputs{});
 }
 
 WhatIfInputs InputsPanel::inputs() const {

@@ -41,6 +41,10 @@ class InputsPanel : public QWidget {
   void changed();
 
  private:
+  QGroupBox* model_box();
+  QGroupBox* job_box();
+  QGroupBox* constraints_box();
+  void connect_inputs();
   QLineEdit* add_line(const QString& name, const QString& placeholder, const QString& tip);
   QWidget* field_for(const InputError& e) const;
   void emit_changed();

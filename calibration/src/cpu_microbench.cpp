@@ -9,7 +9,7 @@
 
 #include "parallax/calibration/linear_shapes.hpp"
 #include "parallax/costmodel/ops.hpp"
-#include "parallax/executor/comm.hpp"
+#include "parallax/executor/comm/comm.hpp"
 #include "parallax/executor/recorder.hpp"
 #include "parallax/kernels/cpu.hpp"
 
@@ -208,6 +208,47 @@ void bench_linear(ComputeSample& s, const BenchOptions& o, float* out, const flo
   s.gemms.push_back({true, m, n, kk, bwd});
 }
 
+// The embedding (vocab-parallel rows of this rank, learned positions), the final norm and the
+// head (its GEMM and cross-entropy) of one pass, into s.
+void bench_embedding_and_head(ComputeSample& s, LayerBench& L, const BenchOptions& o) {
+  const ModelSpec& m = s.model;
+  const int64_t tp = s.tp;
+  const int64_t N = L.N, C = L.C;
+  auto add = [&](const char* cls, double t) { s.class_s[cls] += t; };
+  const int64_t vl = padded_vocab(m.vocab, tp) / tp;
+  const int64_t valid = std::min(vl, m.vocab);
+  std::vector<int32_t> tokens(static_cast<size_t>(N)), targets(static_cast<size_t>(N));
+  for (int64_t i = 0; i < N; ++i) {
+    tokens[static_cast<size_t>(i)] = static_cast<int32_t>((i * 7919) % m.vocab);
+    targets[static_cast<size_t>(i)] = static_cast<int32_t>((i * 104729 + 1) % m.vocab);
+  }
+  std::vector<float> wte = buffer(vl * C), dwte = buffer(vl * C), wpe = buffer(m.seq_len * C),
+                     dwpe = buffer(m.seq_len * C);
+  const bool learned = m.position == Position::learned;
+  add("embedding", median_s(o, [&] {
+        k::embedding_forward(L.out.data(), tokens.data(), wte.data(), 0, vl, N, C);
+        if (learned) k::position_forward_rows(L.out.data(), wpe.data(), 0, N, L.T, C);
+      }));
+  add("embedding.bwd", median_s(o, [&] {
+        if (learned) k::position_backward_rows(dwpe.data(), L.dres.data(), 0, N, L.T, C);
+        k::embedding_backward(dwte.data(), L.dres.data(), tokens.data(), 0, vl, N, C);
+      }));
+  add("norm", median_s(o, [&] { L.norm_fwd(); }));
+  std::vector<float> logits = buffer(N * vl), ce = buffer(3 * N), losses = buffer(N);
+  bench_linear(s, o, logits.data(), L.ln.data(), wte.data(), nullptr, L.dln.data(), dwte.data(),
+               nullptr, logits.data(), N, C, vl);
+  add("cross_entropy", median_s(o, [&] {
+        float* maxes = ce.data();
+        float* sums = ce.data() + N;
+        float* target = ce.data() + 2 * N;
+        k::crossentropy_local_max(maxes, logits.data(), N, vl, valid);
+        k::crossentropy_local_sums(sums, target, logits.data(), maxes, targets.data(), 0, N, vl,
+                                   valid);
+        k::crossentropy_finish(losses.data(), logits.data(), maxes, sums, target, targets.data(),
+                               0, 1.0f / static_cast<float>(N), N, vl, valid);
+      }));
+}
+
 ComputeSample bench_compute_pass(const ModelSpec& m, int64_t tp, int64_t micro_batch,
                                  const BenchOptions& o) {
   ComputeSample s;
@@ -262,39 +303,7 @@ ComputeSample bench_compute_pass(const ModelSpec& m, int64_t tp, int64_t micro_b
                               L.T, L.Ct, L.NH, L.KVH);
       }));
 
-  // Embedding (vocab-parallel rows of this rank, learned positions) and head.
-  const int64_t vl = padded_vocab(m.vocab, tp) / tp;
-  const int64_t valid = std::min(vl, m.vocab);
-  std::vector<int32_t> tokens(static_cast<size_t>(N)), targets(static_cast<size_t>(N));
-  for (int64_t i = 0; i < N; ++i) {
-    tokens[static_cast<size_t>(i)] = static_cast<int32_t>((i * 7919) % m.vocab);
-    targets[static_cast<size_t>(i)] = static_cast<int32_t>((i * 104729 + 1) % m.vocab);
-  }
-  std::vector<float> wte = buffer(vl * C), dwte = buffer(vl * C), wpe = buffer(m.seq_len * C),
-                     dwpe = buffer(m.seq_len * C);
-  const bool learned = m.position == Position::learned;
-  add("embedding", median_s(o, [&] {
-        k::embedding_forward(L.out.data(), tokens.data(), wte.data(), 0, vl, N, C);
-        if (learned) k::position_forward_rows(L.out.data(), wpe.data(), 0, N, L.T, C);
-      }));
-  add("embedding.bwd", median_s(o, [&] {
-        if (learned) k::position_backward_rows(dwpe.data(), L.dres.data(), 0, N, L.T, C);
-        k::embedding_backward(dwte.data(), L.dres.data(), tokens.data(), 0, vl, N, C);
-      }));
-  add("norm", median_s(o, [&] { L.norm_fwd(); }));
-  std::vector<float> logits = buffer(N * vl), ce = buffer(3 * N), losses = buffer(N);
-  bench_linear(s, o, logits.data(), L.ln.data(), wte.data(), nullptr, L.dln.data(), dwte.data(),
-               nullptr, logits.data(), N, C, vl);
-  add("cross_entropy", median_s(o, [&] {
-        float* maxes = ce.data();
-        float* sums = ce.data() + N;
-        float* target = ce.data() + 2 * N;
-        k::crossentropy_local_max(maxes, logits.data(), N, vl, valid);
-        k::crossentropy_local_sums(sums, target, logits.data(), maxes, targets.data(), 0, N, vl,
-                                   valid);
-        k::crossentropy_finish(losses.data(), logits.data(), maxes, sums, target, targets.data(),
-                               0, 1.0f / static_cast<float>(N), N, vl, valid);
-      }));
+  bench_embedding_and_head(s, L, o);
   add("norm.bwd", norm_bwd);
   return s;
 }

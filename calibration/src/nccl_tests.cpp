@@ -271,6 +271,39 @@ std::optional<RankLine> read_rank_line(std::string_view line, const std::vector<
   return r;
 }
 
+// "# nThread 1 nGpus 8 minBytes 8 ...": the GPUs one process drives.
+void read_gpus_per_process(std::string_view body, NcclTestsRun& run) {
+  const std::vector<Word> w = text_scan::split_words(body);
+  if (w.size() >= 4 && w[2].text == "nGpus") {
+    const auto threads = text_scan::parse_int(w[1].text);
+    const auto gpus = text_scan::parse_int(w[3].text);
+    if (threads && gpus && *threads > 0 && *gpus > 0) run.gpus_per_process = *threads * *gpus;
+  }
+}
+
+// "# Avg bus bandwidth    : 123.4".
+void read_avg_busbw(std::string_view body, NcclTestsRun& run) {
+  const size_t colon = body.find(':');
+  const std::vector<Word> value =
+      text_scan::split_words(colon == std::string_view::npos ? "" : body.substr(colon + 1));
+  if (!value.empty()) {
+    const auto x = text_scan::parse_double(value[0].text);
+    if (x && std::isfinite(*x)) run.avg_busbw_gbps = *x;
+  }
+}
+
+// A file with no column header, or no rows under it, is not nccl-tests output.
+void require_rows(const NcclTestsRun& run, const std::optional<Header>& header, size_t lines,
+                  const std::string& source) {
+  if (!header)
+    throw InputError(source, text_scan::all_lines_path(lines),
+                     "no column header row (a \"#\" line naming size, count, type, ..., time, "
+                     "algbw, busbw) found: not nccl-tests output");
+  if (run.rows.empty())
+    throw InputError(source, text_scan::line_path(header->line),
+                     "no data rows follow the column header");
+}
+
 }  // namespace
 
 NcclTestsRun parse_nccl_tests(const std::string& text, const std::string& source) {
@@ -313,23 +346,11 @@ NcclTestsRun parse_nccl_tests(const std::string& text, const std::string& source
       run.collective = collective_of_binary(name, true);
       if (run.collective.empty()) run.collective = std::string(name);
     } else if (body.starts_with("nThread ")) {
-      // "# nThread 1 nGpus 8 minBytes 8 ...": the GPUs one process drives.
-      const std::vector<Word> w = text_scan::split_words(body);
-      if (w.size() >= 4 && w[2].text == "nGpus") {
-        const auto threads = text_scan::parse_int(w[1].text);
-        const auto gpus = text_scan::parse_int(w[3].text);
-        if (threads && gpus && *threads > 0 && *gpus > 0) run.gpus_per_process = *threads * *gpus;
-      }
+      read_gpus_per_process(body, run);
     } else if (body.starts_with("nccl-tests version") && words.size() > 3) {
       run.version = std::string(words[3].text);
     } else if (body.starts_with("Avg bus bandwidth")) {
-      const size_t colon = body.find(':');
-      const std::vector<Word> value =
-          text_scan::split_words(colon == std::string_view::npos ? "" : body.substr(colon + 1));
-      if (!value.empty()) {
-        const auto x = text_scan::parse_double(value[0].text);
-        if (x && std::isfinite(*x)) run.avg_busbw_gbps = *x;
-      }
+      read_avg_busbw(body, run);
     } else if (const auto rank = read_rank_line(line, words)) {
       const auto [it, fresh] = rank_lines.emplace(rank->rank, line_no);
       if (!fresh)
@@ -358,13 +379,7 @@ NcclTestsRun parse_nccl_tests(const std::string& text, const std::string& source
       }
     }
   }
-  if (!header)
-    throw InputError(source, text_scan::all_lines_path(lines.size()),
-                     "no column header row (a \"#\" line naming size, count, type, ..., time, "
-                     "algbw, busbw) found: not nccl-tests output");
-  if (run.rows.empty())
-    throw InputError(source, text_scan::line_path(header->line),
-                     "no data rows follow the column header");
+  require_rows(run, header, lines.size(), source);
   run.ranks = static_cast<int64_t>(rank_lines.size());
   run.nodes = static_cast<int64_t>(hosts.size());
   return run;

@@ -99,22 +99,28 @@ class TableBuilder {
   std::vector<ParamTensor> table_;
 };
 
+void check_table_arguments(const ModelSpec& m, const PlanSpec& p, int64_t stage, int64_t ep_rank) {
+  if (stage < 0 || stage >= p.pp * p.vpp) throw std::out_of_range("stage_param_table: stage");
+  const int64_t ep = std::max<int64_t>(p.ep, 1);
+  if (ep_rank < 0 || ep_rank >= ep) throw std::out_of_range("stage_param_table: ep_rank");
+  if (m.is_moe() && m.moe.num_experts % ep != 0)
+    throw std::invalid_argument("stage_param_table: ep must divide the experts");
+  const int64_t kv = m.kv_head_count();
+  if (m.heads % kv != 0 || kv % p.tp != 0)
+    throw std::invalid_argument("stage_param_table: kv_heads must divide heads and be divisible by tp");
+}
+
 }  // namespace
 
 std::vector<ParamTensor> stage_param_table(const ModelSpec& m, const PlanSpec& p, int64_t stage,
                                            int64_t tp_rank, int64_t first_offset,
                                            int64_t ep_rank) {
+  check_table_arguments(m, p, stage, ep_rank);
   const int64_t stages = p.pp * p.vpp;
-  if (stage < 0 || stage >= stages) throw std::out_of_range("stage_param_table: stage");
   const int64_t ep = std::max<int64_t>(p.ep, 1);
-  if (ep_rank < 0 || ep_rank >= ep) throw std::out_of_range("stage_param_table: ep_rank");
-  if (m.is_moe() && m.moe.num_experts % ep != 0)
-    throw std::invalid_argument("stage_param_table: ep must divide the experts");
   const int64_t C = m.hidden;
   const int64_t hd = m.head_dim();
   const int64_t kv = m.kv_head_count();
-  if (m.heads % kv != 0 || kv % p.tp != 0)
-    throw std::invalid_argument("stage_param_table: kv_heads must divide heads and be divisible by tp");
   const std::vector<int64_t> qkv_parts = {m.heads * hd, kv * hd, kv * hd};
   const int64_t qkv_rows = (m.heads + 2 * kv) * hd;
   const bool bias = m.linear_bias;

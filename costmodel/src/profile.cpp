@@ -201,29 +201,26 @@ void read_communication(JsonObjectReader& r, EfficiencyProfile& p) {
   }
 }
 
-}  // namespace
-
-EfficiencyProfile read_profile(JsonObjectReader& r) {
-  EfficiencyProfile p;
-  p.name = r.get_string("name");
-  p.source = r.get_string("source");
-  if (r.has("provenance")) {
-    JsonObjectReader v = r.object("provenance");
-    p.provenance.machine = v.get_string("machine");
-    p.provenance.backend = v.get_string("backend");
-    p.provenance.date = v.get_string("date");
-    p.provenance.tool = v.get_string_or("tool", "");
-    p.provenance.threads_per_rank = v.get_int_or("threads_per_rank", 0, 4096, 0);
-    if (v.has("source_runs")) {
-      const nlohmann::json& runs = v.raw("source_runs");
-      if (!runs.is_array()) v.fail("source_runs", "must be an array of strings");
-      for (const auto& x : runs) {
-        if (!x.is_string()) v.fail("source_runs", "must be an array of strings");
-        p.provenance.source_runs.push_back(x.get<std::string>());
-      }
+void read_provenance(JsonObjectReader& r, EfficiencyProfile& p) {
+  JsonObjectReader v = r.object("provenance");
+  p.provenance.machine = v.get_string("machine");
+  p.provenance.backend = v.get_string("backend");
+  p.provenance.date = v.get_string("date");
+  p.provenance.tool = v.get_string_or("tool", "");
+  p.provenance.threads_per_rank = v.get_int_or("threads_per_rank", 0, 4096, 0);
+  if (v.has("source_runs")) {
+    const nlohmann::json& runs = v.raw("source_runs");
+    if (!runs.is_array()) v.fail("source_runs", "must be an array of strings");
+    for (const auto& x : runs) {
+      if (!x.is_string()) v.fail("source_runs", "must be an array of strings");
+      p.provenance.source_runs.push_back(x.get<std::string>());
     }
-    v.finish();
   }
+  v.finish();
+}
+
+// gemm_efficiency_by_min_dim: [min_dim, efficiency] pairs, min_dim increasing.
+void read_min_dim_table(JsonObjectReader& r, EfficiencyProfile& p) {
   const nlohmann::json& table = r.raw("gemm_efficiency_by_min_dim");
   const std::string tpath = r.path_of("gemm_efficiency_by_min_dim");
   if (!table.is_array() || table.empty()) {
@@ -246,6 +243,16 @@ EfficiencyProfile read_profile(JsonObjectReader& r) {
     }
     p.gemm_efficiency_by_min_dim.emplace_back(dim, eff);
   }
+}
+
+}  // namespace
+
+EfficiencyProfile read_profile(JsonObjectReader& r) {
+  EfficiencyProfile p;
+  p.name = r.get_string("name");
+  p.source = r.get_string("source");
+  if (r.has("provenance")) read_provenance(r, p);
+  read_min_dim_table(r, p);
   if (r.has("gemm_efficiency_curve")) {
     JsonObjectReader c = r.object("gemm_efficiency_curve");
     p.gemm_curve_e_max = c.get_number("e_max", 0.01, 1);

@@ -15,10 +15,8 @@ namespace {
 
 using launch_args::add;
 
-}  // namespace
-
-std::vector<std::string> megatron_deepspeed_args(const PlanFile& f, const MegatronData& data,
-                                                 const std::string& ds_config) {
+// The plans microsoft/Megatron-DeepSpeed cannot run, refused with the reason.
+void refuse_what_it_cannot_run(const PlanFile& f) {
   const ModelSpec& m = f.model;
   const PlanSpec& p = f.plan;
   if (p.cp > 1)
@@ -38,6 +36,15 @@ std::vector<std::string> megatron_deepspeed_args(const PlanFile& f, const Megatr
   if (p.recompute == Recompute::full && p.recompute_layers > 0 && p.pp > 1)
     refuse_megatron_deepspeed("DeepSpeed's pipeline recomputes every layer or none (recompute_layers " +
            std::to_string(p.recompute_layers) + " with pp " + std::to_string(p.pp) + ")");
+}
+
+}  // namespace
+
+std::vector<std::string> megatron_deepspeed_args(const PlanFile& f, const MegatronData& data,
+                                                 const std::string& ds_config) {
+  const ModelSpec& m = f.model;
+  const PlanSpec& p = f.plan;
+  refuse_what_it_cannot_run(f);
   validate_plan(m, f.cluster, f.job, p, f.gpus, "export");
   std::vector<std::string> a;
   add(a, "--tensor-model-parallel-size", p.tp);

@@ -28,6 +28,36 @@ double tick_step(double range, int ticks) {
   return 10 * mag;
 }
 
+// The time axis at y_axis, w wide from kLeft, ticks from 0 to iteration_s and its title.
+void draw_time_axis(QPainter& p, double y_axis, double w, double iteration_s, bool binned) {
+  const double scale = w / iteration_s;
+  p.drawLine(QPointF(kLeft, y_axis), QPointF(kLeft + w, y_axis));
+  const double step = tick_step(iteration_s, 8);
+  for (double t = 0; t <= iteration_s + step / 2; t += step) {
+    const double x = kLeft + t * scale;
+    p.drawLine(QPointF(x, y_axis), QPointF(x, y_axis + 4));
+    p.drawText(QRectF(x - 30, y_axis + 4, 60, 14), Qt::AlignHCenter | Qt::AlignTop,
+               QString::number(t, 'g', 4));
+  }
+  QString axis = "seconds (one iteration, simulated)";
+  if (binned) axis += "; steps binned into phases (fill, warm-up, steady 1F1B, cool-down, gradient sync)";
+  p.drawText(QRectF(kLeft, y_axis + 18, w, 16), Qt::AlignHCenter | Qt::AlignTop, axis);
+}
+
+// A swatch and a name per item, left to right from kLeft at y = ly, in the painter's font.
+void draw_legend(QPainter& p, double ly, const std::vector<std::pair<QString, QColor>>& items) {
+  const QFontMetricsF fm(p.font());
+  double x = kLeft;
+  for (const auto& [name, color] : items) {
+    p.fillRect(QRectF(x, ly + 2, 10, 10), color);
+    p.setPen(QColor("#888888"));
+    p.drawRect(QRectF(x, ly + 2, 10, 10));
+    p.setPen(Qt::black);
+    p.drawText(QRectF(x + 14, ly, fm.horizontalAdvance(name) + 4, 14), Qt::AlignLeft | Qt::AlignVCenter, name);
+    x += 14 + fm.horizontalAdvance(name) + 16;
+  }
+}
+
 }  // namespace
 
 PipelineView::PipelineView(QWidget* parent) : QWidget(parent) {
@@ -156,37 +186,15 @@ void PipelineView::paintEvent(QPaintEvent*) {
     p.drawText(QRectF(kLeft + s.start_s * scale, kTop + row * static_cast<double>(i), bw, row),
                Qt::AlignCenter, QString::number(s.micro_batch));
   }
-  // Time axis.
   p.setPen(Qt::black);
   p.setFont(font());
-  const double y_axis = kTop + h + 2;
-  p.drawLine(QPointF(kLeft, y_axis), QPointF(kLeft + w, y_axis));
-  const double step = tick_step(iteration_s_, 8);
-  for (double t = 0; t <= iteration_s_ + step / 2; t += step) {
-    const double x = kLeft + t * scale;
-    p.drawLine(QPointF(x, y_axis), QPointF(x, y_axis + 4));
-    p.drawText(QRectF(x - 30, y_axis + 4, 60, 14), Qt::AlignHCenter | Qt::AlignTop,
-               QString::number(t, 'g', 4));
-  }
-  QString axis = "seconds (one iteration, simulated)";
-  if (binned_) axis += "; steps binned into phases (fill, warm-up, steady 1F1B, cool-down, gradient sync)";
-  p.drawText(QRectF(kLeft, y_axis + 18, w, 16), Qt::AlignHCenter | Qt::AlignTop, axis);
+  draw_time_axis(p, kTop + h + 2, w, iteration_s_, binned_);
   // Legend, along the bottom.
   std::vector<std::pair<QString, QColor>> items = {{"forward", colors[0]}, {"backward", colors[1]}};
   if (binned_) items.push_back({"exposed communication", part_colors[2]});
   items.push_back({binned_ ? "bubble (idle)" : "idle (white)", binned_ ? kBubble : QColor(Qt::white)});
   items.push_back({"optimizer", colors[2]});
-  const QFontMetricsF fm(font());
-  double x = kLeft;
-  const double ly = height() - 16;
-  for (const auto& [name, color] : items) {
-    p.fillRect(QRectF(x, ly + 2, 10, 10), color);
-    p.setPen(QColor("#888888"));
-    p.drawRect(QRectF(x, ly + 2, 10, 10));
-    p.setPen(Qt::black);
-    p.drawText(QRectF(x + 14, ly, fm.horizontalAdvance(name) + 4, 14), Qt::AlignLeft | Qt::AlignVCenter, name);
-    x += 14 + fm.horizontalAdvance(name) + 16;
-  }
+  draw_legend(p, height() - 16, items);
 }
 
 }  // namespace parallax::gui

@@ -30,6 +30,46 @@ QString scaling_assumptions_text(const std::vector<CapacityRow>& rows, int64_t c
   return s + "\nCost at " + QString::number(current_gpus) + " GPUs: " + cost + ".";
 }
 
+namespace {
+
+// The days axis on the right: log10(days) labelled at 1, 2 and 5 of each decade when log_scale,
+// else linear from 0.
+QAbstractAxis* days_value_axis(bool log_scale, double days_min, double days_max) {
+  if (log_scale) {
+    // QLogValueAxis labels only the decades; a category axis over log10(days) labels 1, 2, 5.
+    auto* cat = new QCategoryAxis;
+    cat->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+    const double lo = std::floor(std::log10(days_min)), hi = std::ceil(std::log10(days_max));
+    for (double e = lo; e <= hi; ++e) {
+      for (double m : {1.0, 2.0, 5.0}) {
+        if (e == hi && m > 1) break;
+        const double v = m * std::pow(10, e);
+        cat->append(QString::number(v, 'g', 6), std::log10(v));
+      }
+    }
+    cat->setRange(lo, hi);
+    cat->setTitleText("days (log scale)");
+    return cat;
+  }
+  auto* lin = new QValueAxis;
+  lin->setRange(0, days_max * 1.15);
+  lin->applyNiceNumbers();
+  lin->setLabelFormat("%.0f");
+  lin->setTitleText("days");
+  return lin;
+}
+
+// A line series of the curve with its points shown.
+QLineSeries* curve_series(const QString& name, const QColor& color) {
+  auto* series = new QLineSeries;
+  series->setName(name);
+  series->setPen(QPen(color, 2.5));
+  series->setPointsVisible(true);
+  return series;
+}
+
+}  // namespace
+
 ScalingChartView::ScalingChartView(QWidget* parent) : QChartView(make_chart(), parent) {
   setRenderHint(QPainter::Antialiasing);
   setMinimumSize(420, 260);
@@ -43,14 +83,8 @@ void ScalingChartView::show_rows(const std::vector<CapacityRow>& rows, int64_t c
   current_line_ = nullptr;
   current_gpus_ = current_gpus;
 
-  auto* tflops = new QLineSeries;
-  tflops->setName("model TFLOP/s per GPU");
-  tflops->setPen(QPen(palette_color(0), 2.5));
-  tflops->setPointsVisible(true);
-  auto* days = new QLineSeries;
-  days->setName("days to train");
-  days->setPen(QPen(palette_color(1), 2.5));
-  days->setPointsVisible(true);
+  QLineSeries* tflops = curve_series("model TFLOP/s per GPU", palette_color(0));
+  QLineSeries* days = curve_series("days to train", palette_color(1));
   auto* knee = new QScatterSeries;
   knee->setName("knee: < 80% scaling");
   knee->setColor(palette_color(5));
@@ -102,30 +136,7 @@ void ScalingChartView::show_rows(const std::vector<CapacityRow>& rows, int64_t c
   y_max_ = y->max();
   y->setLabelFormat("%.0f");
   y->setTitleText("TFLOP/s per GPU");
-  QAbstractAxis* y_days = nullptr;
-  if (days_log_) {
-    // QLogValueAxis labels only the decades; a category axis over log10(days) labels 1, 2, 5.
-    auto* cat = new QCategoryAxis;
-    cat->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
-    const double lo = std::floor(std::log10(days_min)), hi = std::ceil(std::log10(days_max));
-    for (double e = lo; e <= hi; ++e) {
-      for (double m : {1.0, 2.0, 5.0}) {
-        if (e == hi && m > 1) break;
-        const double v = m * std::pow(10, e);
-        cat->append(QString::number(v, 'g', 6), std::log10(v));
-      }
-    }
-    cat->setRange(lo, hi);
-    cat->setTitleText("days (log scale)");
-    y_days = cat;
-  } else {
-    auto* lin = new QValueAxis;
-    lin->setRange(0, days_max * 1.15);
-    lin->applyNiceNumbers();
-    lin->setLabelFormat("%.0f");
-    lin->setTitleText("days");
-    y_days = lin;
-  }
+  QAbstractAxis* y_days = days_value_axis(days_log_, days_min, days_max);
   c->addAxis(x, Qt::AlignBottom);
   c->addAxis(y, Qt::AlignLeft);
   c->addAxis(y_days, Qt::AlignRight);

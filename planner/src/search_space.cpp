@@ -208,6 +208,27 @@ const Rule* first_broken_rule(const ModelSpec& m, const ClusterSpec& c, const Jo
   return nullptr;
 }
 
+namespace {
+
+// Schedules: no pipeline, or 1F1B, GPipe and interleaved with every vpp. Interleaving needs equal
+// chunks: only with the even split (first == 0).
+std::vector<std::pair<Schedule, int64_t>> schedules_for(const ModelSpec& m, int64_t pp, int64_t first) {
+  std::vector<std::pair<Schedule, int64_t>> schedules = {{Schedule::one_f_one_b, 1}};
+  if (pp > 1) {
+    schedules.push_back({Schedule::gpipe, 1});
+    for (int64_t v : first == 0 ? divisors(m.layers / pp) : std::vector<int64_t>{}) {
+      if (v >= 2) schedules.push_back({Schedule::interleaved, v});
+    }
+  }
+  return schedules;
+}
+
+bool sp_allowed(const SearchOptions& o, bool sp) {
+  return o.sp_values.empty() || std::find(o.sp_values.begin(), o.sp_values.end(), sp) != o.sp_values.end();
+}
+
+}  // namespace
+
 Candidates enumerate_plans(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j, int64_t gpus,
                            const SearchOptions& o) {
   Candidates out;
@@ -249,22 +270,11 @@ Candidates enumerate_plans(const ModelSpec& m, const ClusterSpec& c, const JobSp
           if (!allowed(o.mbs_values, mbs)) continue;
           base.micro_batch = mbs;
           base.num_micro_batches = per_replica / mbs;
-          // Schedules: no pipeline, or 1F1B, GPipe and interleaved with every vpp.
-          std::vector<std::pair<Schedule, int64_t>> schedules = {{Schedule::one_f_one_b, 1}};
-          if (pp > 1) {
-            schedules.push_back({Schedule::gpipe, 1});
-            // Interleaving needs equal chunks: only with the even split.
-            for (int64_t v : first == 0 ? divisors(m.layers / pp) : std::vector<int64_t>{}) {
-              if (v >= 2) schedules.push_back({Schedule::interleaved, v});
-            }
-          }
-          for (const auto& [sched, vpp] : schedules) {
+          for (const auto& [sched, vpp] : schedules_for(m, pp, first)) {
             if (!allowed(o.vpp_values, vpp)) continue;
             for (Recompute rc : o.recompute) {
               for (int sp = 0; sp <= (o.sequence_parallel && tp > 1 ? 1 : 0); ++sp) {
-                if (!o.sp_values.empty() &&
-                    std::find(o.sp_values.begin(), o.sp_values.end(), sp == 1) == o.sp_values.end())
-                  continue;
+                if (!sp_allowed(o, sp == 1)) continue;
                 for (const auto& [ep, etp] : expert_sizes(m, tp * cp * dp, tp, o))
                 for (MoeDispatcher disp : dispatchers(ep, j))
                 for (int64_t z : o.zero) {

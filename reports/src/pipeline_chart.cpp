@@ -46,6 +46,30 @@ std::string step_title(const SimOp& op, int64_t index) {
   return t + "): " + svg::number(op.start_s, 3) + " s + " + svg::number(op.duration_s * 1e3, 1) + " ms";
 }
 
+// Rank r's row at y (row high), unbinned: idle until `end` (its optimizer step, or the iteration's
+// end), under each forward and backward step's bar, labelled with its micro-batch where it fits.
+std::string step_bars(const SimResult& sim, int64_t r, double y, double row, double end, double vmax,
+                      double w) {
+  auto xpos = [&](double t) { return kLeft + t / vmax * w; };
+  std::string s = svg::rect(xpos(0), y + 1, end / vmax * w, row - 2, kBubble);
+  int64_t fwd = 0, bwd = 0;
+  for (const SimOp& op : sim.ops) {
+    if (op.stream != SimStream::compute || op.rank != r) continue;
+    const bool f = op.kind == SimOpKind::forward;
+    if (!f && op.kind != SimOpKind::backward) continue;
+    const double bw = std::max(0.5, op.duration_s / vmax * w);
+    std::string label = f ? "F" : "B";
+    label += std::to_string(op.micro_batch);
+    s += svg::rect(xpos(op.start_s), y + 1, bw, row - 2, svg::color(f ? 0 : 1),
+                   "rank " + std::to_string(r) + " " + step_title(op, f ? fwd++ : bwd++));
+    if (op.micro_batch >= 0 && bw > 7.0 * static_cast<double>(label.size()) && row >= 10) {
+      s += svg::text(xpos(op.start_s) + bw / 2, y + row * 0.65, std::to_string(op.micro_batch), 8,
+                     "middle", "fill=\"#fff\"");
+    }
+  }
+  return s;
+}
+
 }  // namespace
 
 std::vector<int64_t> pipeline_rows(int64_t pp) {
@@ -117,22 +141,7 @@ std::string pipeline_chart(const SimResult& sim, int64_t pp) {
       }
     } else {
       const double end = opt.empty() ? sim.iteration_time_s : opt.front().first;
-      s += svg::rect(xpos(0), y + 1, end / vmax * w, row - 2, kBubble);
-      int64_t fwd = 0, bwd = 0;
-      for (const SimOp& op : sim.ops) {
-        if (op.stream != SimStream::compute || op.rank != r) continue;
-        const bool f = op.kind == SimOpKind::forward;
-        if (!f && op.kind != SimOpKind::backward) continue;
-        const double bw = std::max(0.5, op.duration_s / vmax * w);
-        std::string label = f ? "F" : "B";
-        label += std::to_string(op.micro_batch);
-        s += svg::rect(xpos(op.start_s), y + 1, bw, row - 2, svg::color(f ? 0 : 1),
-                       "rank " + std::to_string(r) + " " + step_title(op, f ? fwd++ : bwd++));
-        if (op.micro_batch >= 0 && bw > 7.0 * static_cast<double>(label.size()) && row >= 10) {
-          s += svg::text(xpos(op.start_s) + bw / 2, y + row * 0.65, std::to_string(op.micro_batch), 8,
-                         "middle", "fill=\"#fff\"");
-        }
-      }
+      s += step_bars(sim, r, y, row, end, vmax, w);
     }
     const double top_y = binned ? y + 12 : y + 1, bar_h = binned ? row - 14 : row - 2;
     for (const auto& [a, b] : opt) {

@@ -9,6 +9,32 @@
 #include "parallax/reports/svg.hpp"
 
 namespace parallax {
+namespace {
+
+// The days axis on the right (x = right): log10 ticks, or linear ones from 0 to dmax; yday maps
+// days to y.
+template <class Y>
+std::string days_axis(double right, bool log_days, const chart::LogAxis& la, double dmax,
+                      double dstep, const Y& yday) {
+  std::string s = std::string("<g class=\"axis\" id=\"axis-days\" data-scale=\"") +
+                  (log_days ? "log" : "linear") + "\">";
+  if (log_days) {
+    for (const chart::LogTick& t : chart::log_ticks(la)) {
+      const double y = yday(t.value);
+      s += svg::line(right, y, right + (t.major ? 5 : 3), y, "#000");
+      s += svg::text(right + 7, y + 4, svg::number(t.value, t.value < 1 ? 2 : 0), t.major ? 10 : 8,
+                     "start", std::string("class=\"tick ") + (t.major ? "major" : "minor") + "\"");
+    }
+  } else {
+    for (double v = 0; v <= dmax + dstep / 2; v += dstep) {
+      s += svg::text(right + 6, yday(v) + 4, svg::number(v, dstep < 1 ? 1 : 0), 10, "start",
+                     "class=\"tick major\"");
+    }
+  }
+  return s + "</g>";
+}
+
+}  // namespace
 
 std::string scaling_chart(const std::vector<CapacityRow>& rows, double price_per_gpu_hour_usd,
                           const std::string& days_assumption) {
@@ -42,21 +68,7 @@ std::string scaling_chart(const std::vector<CapacityRow>& rows, double price_per
   auto yday = [&](double d) {
     return kTop + h - (log_days ? la.fraction(d) : d / dmax) * h;
   };
-  s += std::string("<g class=\"axis\" id=\"axis-days\" data-scale=\"") + (log_days ? "log" : "linear") + "\">";
-  if (log_days) {
-    for (const chart::LogTick& t : chart::log_ticks(la)) {
-      const double y = yday(t.value);
-      s += svg::line(kLeft + w, y, kLeft + w + (t.major ? 5 : 3), y, "#000");
-      s += svg::text(kLeft + w + 7, y + 4, svg::number(t.value, t.value < 1 ? 2 : 0), t.major ? 10 : 8,
-                     "start", std::string("class=\"tick ") + (t.major ? "major" : "minor") + "\"");
-    }
-  } else {
-    for (double v = 0; v <= dmax + dstep / 2; v += dstep) {
-      s += svg::text(kLeft + w + 6, yday(v) + 4, svg::number(v, dstep < 1 ? 1 : 0), 10, "start",
-                     "class=\"tick major\"");
-    }
-  }
-  s += "</g>";
+  s += days_axis(kLeft + w, log_days, la, dmax, dstep, yday);
   const std::string days_title = log_days ? "days to train (log scale)" : "days to train";
   s += svg::text(W - 10, kTop + h / 2, days_title, 11, "middle",
                  "transform=\"rotate(90 " + svg::number(W - 10) + " " + svg::number(kTop + h / 2) + ")\"");

@@ -64,6 +64,25 @@ std::string lower(std::string s) {
   return s;
 }
 
+// Adds NIC n (its ports fused) as a vertex of d; returns its bandwidth in bytes/s.
+double add_nic(NodeDescription& d, const Nic& n, const std::string& source) {
+  double mbps = 0;
+  std::string name;
+  bool unnamed = false;
+  for (const xml::Element* p : n.ports) {
+    unnamed = unnamed || p->attr("name").empty();
+    const double port_mbps = number_attr(*p, "speed", source);
+    if (port_mbps <= 0)
+      throw InputError(source, "line " + std::to_string(p->line) + ": <net speed>",
+                       "NIC " + p->attr("name") + ": bandwidth must be > 0 (got " + p->attr("speed") + ")");
+    mbps += port_mbps;
+    if (!name.empty()) name += '+';
+    name += p->attr("name");
+  }
+  d.vertices.push_back({unnamed ? "NIC" + std::to_string(d.vertices.size()) : name, VertexKind::nic});
+  return mbps * 1e6 / 8;
+}
+
 }  // namespace
 
 NodeDescription import_nccl_topology_xml(const std::string& text, const std::string& source,
@@ -94,23 +113,7 @@ NodeDescription import_nccl_topology_xml(const std::string& text, const std::str
   // ncclIbMakeVDeviceInternal, src/transport/net_ib/init.cc), as the presets count NICs.
   int64_t nvswitch = -1;
   std::vector<double> nic_bytes_per_s;
-  for (const Nic& n : nets) {
-    double mbps = 0;
-    std::string name;
-    bool unnamed = false;
-    for (const xml::Element* p : n.ports) {
-      unnamed = unnamed || p->attr("name").empty();
-      const double port_mbps = number_attr(*p, "speed", source);
-      if (port_mbps <= 0)
-        throw InputError(source, "line " + std::to_string(p->line) + ": <net speed>",
-                         "NIC " + p->attr("name") + ": bandwidth must be > 0 (got " + p->attr("speed") + ")");
-      mbps += port_mbps;
-      if (!name.empty()) name += '+';
-      name += p->attr("name");
-    }
-    nic_bytes_per_s.push_back(mbps * 1e6 / 8);
-    d.vertices.push_back({unnamed ? "NIC" + std::to_string(d.vertices.size()) : name, VertexKind::nic});
-  }
+  for (const Nic& n : nets) nic_bytes_per_s.push_back(add_nic(d, n, source));
   // NVLinks.
   for (size_t gi = 0; gi < gpus.size(); ++gi) {
     double to_switch = 0;

@@ -25,16 +25,22 @@ int nic_distance(const std::string& cell) {
   return it == order.end() ? -1 : it->second;
 }
 
-}  // namespace
-
-NodeDescription import_nvidia_smi_topo(const std::string& text, const std::string& source,
-                                       const ImportOptions& opt) {
-  std::istringstream in(text);
-  std::string line;
+// The matrix nvidia-smi topo -m prints: its header's columns, each row's cells under them, and
+// the NIC legend ("NIC0: mlx5_0").
+struct SmiTable {
   std::vector<std::string> columns;  // GPU0.., NIC0.. in header order
   std::map<std::string, std::vector<std::string>> rows;
   std::map<std::string, std::string> nic_names;  // "NIC0" -> "mlx5_0"
-  int line_no = 0, header_line = 0;
+  int header_line = 0;
+};
+
+SmiTable read_smi_table(const std::string& text, const std::string& source) {
+  std::istringstream in(text);
+  std::string line;
+  SmiTable out;
+  std::vector<std::string>& columns = out.columns;
+  std::map<std::string, std::vector<std::string>>& rows = out.rows;
+  int line_no = 0;
   while (std::getline(in, line)) {
     ++line_no;
     // nvidia-smi colours the header with escape codes on a terminal; drop them.
@@ -49,7 +55,7 @@ NodeDescription import_nvidia_smi_topo(const std::string& text, const std::strin
         if (!starts_with(c, "GPU") && !starts_with(c, "NIC") && !starts_with(c, "mlx")) break;
         columns.push_back(c);
       }
-      header_line = line_no;
+      out.header_line = line_no;
       continue;
     }
     if (!columns.empty() && (starts_with(t[0], "GPU") || starts_with(t[0], "NIC") || starts_with(t[0], "mlx")) &&
@@ -57,23 +63,31 @@ NodeDescription import_nvidia_smi_topo(const std::string& text, const std::strin
       rows[t[0]] = std::vector<std::string>(t.begin() + 1, t.begin() + 1 + static_cast<long>(columns.size()));
       continue;
     }
-    if (t.size() == 2 && starts_with(t[0], "NIC") && t[0].back() == ':') nic_names[t[0].substr(0, t[0].size() - 1)] = t[1];
+    if (t.size() == 2 && starts_with(t[0], "NIC") && t[0].back() == ':') out.nic_names[t[0].substr(0, t[0].size() - 1)] = t[1];
   }
   if (columns.empty()) throw InputError(source, "header", "no \"GPU0 GPU1 ...\" header row found");
+  return out;
+}
+
+}  // namespace
+
+NodeDescription import_nvidia_smi_topo(const std::string& text, const std::string& source,
+                                       const ImportOptions& opt) {
+  const SmiTable table = read_smi_table(text, source);
 
   std::vector<std::string> gpu_cols, nic_cols;
-  for (const std::string& c : columns) (starts_with(c, "GPU") ? gpu_cols : nic_cols).push_back(c);
+  for (const std::string& c : table.columns) (starts_with(c, "GPU") ? gpu_cols : nic_cols).push_back(c);
   NodeDescription d;
   // No NIC column: the NIC driver is not loaded, or a VM's NIC is not a PCIe device the driver
   // shows. The node then has no NICs; in a cluster it gets the cluster's (with_cluster_nics).
   d.source = "nvidia-smi topo -m " + source + (nic_cols.empty() ? " (no NIC columns)" : "");
   for (const std::string& g : gpu_cols) d.vertices.push_back({g, VertexKind::gpu});
   for (const std::string& n : nic_cols)
-    d.vertices.push_back({nic_names.count(n) ? nic_names[n] : n, VertexKind::nic});
+    d.vertices.push_back({table.nic_names.count(n) ? table.nic_names.at(n) : n, VertexKind::nic});
   auto cell = [&](const std::string& row, size_t col) -> const std::string& {
-    auto it = rows.find(row);
-    if (it == rows.end())
-      throw InputError(source, "row " + row, "missing (the header at line " + std::to_string(header_line) + " names it)");
+    auto it = table.rows.find(row);
+    if (it == table.rows.end())
+      throw InputError(source, "row " + row, "missing (the header at line " + std::to_string(table.header_line) + " names it)");
     return it->second[col];
   };
   // NVLink counts between GPU pairs.

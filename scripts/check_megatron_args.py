@@ -79,6 +79,7 @@ import subprocess
 import sys
 import traceback
 
+from launch_lines import pretrain_command, read_env_line
 from trainer_arg_stubs import alias_vendored_packaging, install_stub_modules, make_stub
 
 HERE = os.path.abspath(__file__)
@@ -106,26 +107,10 @@ def read_case(path, world_size=None, extra_env=()):
             s = line.strip()
             if s.startswith('#') or not s:
                 continue
-            m = re.match(r'export\s+([A-Za-z_][A-Za-z0-9_]*)=(.*)$', s)
-            if m:
-                env_set[m.group(1)] = shlex.split(m.group(2))[0] if m.group(2) else ''
-                continue
-            m = re.match(r'unset\s+(.*)$', s)
-            if m:
-                for v in m.group(1).split():
-                    env_unset.append(v)
-                    env_set.pop(v, None)
+            if read_env_line(s, env_set, env_unset):
                 continue
             if 'pretrain_gpt.py' in s:
-                words = shlex.split(s)
-                idx = [i for i, w in enumerate(words) if w.endswith('pretrain_gpt.py')][0]
-                args = words[idx + 1:]
-                nproc = None
-                for i, w in enumerate(words[:idx]):
-                    if w in ('--nproc-per-node', '--nproc_per_node'):
-                        nproc = int(words[i + 1])
-                    elif w.startswith('--nproc-per-node=') or w.startswith('--nproc_per_node='):
-                        nproc = int(w.split('=', 1)[1])
+                args, nproc = pretrain_command(s)
                 if world_size is None and nodes and nproc:
                     world_size = nodes * nproc
         if args is None:

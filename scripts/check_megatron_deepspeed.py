@@ -84,12 +84,12 @@ import argparse
 import json
 import os
 import re
-import shlex
 import subprocess
 import sys
 import tempfile
 import traceback
 
+from launch_lines import pretrain_command, read_env_line
 from trainer_arg_stubs import alias_vendored_packaging, install_stub_modules
 
 HERE = os.path.abspath(__file__)
@@ -135,24 +135,10 @@ def read_case(path, dp=None, pp=None):
             continue
         if s.startswith('#') or not s:
             continue
-        e = re.match(r'export\s+([A-Za-z_][A-Za-z0-9_]*)=(.*)$', s)
-        if e:
-            env_set[e.group(1)] = shlex.split(e.group(2))[0] if e.group(2) else ''
-            continue
-        u = re.match(r'unset\s+(.*)$', s)
-        if u:
-            for v in u.group(1).split():
-                env_unset.append(v)
-                env_set.pop(v, None)
+        if read_env_line(s, env_set, env_unset):
             continue
         if 'pretrain_gpt.py' in s:
-            words = shlex.split(s)
-            idx = [i for i, w in enumerate(words) if w.endswith('pretrain_gpt.py')][0]
-            args = words[idx + 1:]
-            nproc = None
-            for i, w in enumerate(words[:idx]):
-                if w in ('--nproc-per-node', '--nproc_per_node'):
-                    nproc = int(words[i + 1])
+            args, nproc = pretrain_command(s)
             if nodes and nproc:
                 world_size = nodes * nproc
     if args is None:

@@ -280,6 +280,267 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
   return iteration_costs(m, topo, j, plan, prof, plan_ops(m, j, plan, topo.spec().gpu));
 }
 
+namespace {
+
+// What every stage's cost terms share: the plan as the stack runs it, its ops' times under the
+// profile, the stack's overlaps, and the traffic's element sizes.
+struct PlanCostInputs {
+  const ModelSpec& m;
+  const JobSpec& j;
+  const PlanSpec& p;  // with the ZeRO stage the stack runs
+  const EfficiencyProfile& prof;
+  const ShardOps& ops;
+  const PlanComm& comm;
+  PhaseTimes lt_rec, lt_plain;  // one dense layer, recomputed per the plan and not
+  PhaseTimes emb, head;         // the embedding (first stage) and the head (last stage)
+  MoeLayers moe;                // one MoE layer (mixtures of experts)
+  double slowdown;              // of compute under an overlapped collective
+  // Transformer Engine's TP overlap splits the GEMMs beside each all-gather / reduce-scatter of
+  // sequence parallelism; without SP there is nothing it overlaps.
+  bool tp_overlapped;
+  double gemm_rec, gemm_plain;  // a dense layer's linear GEMMs (what TP overlap runs under)
+  ParamBytes pb;
+  double grad_elem;     // bytes of one gradient element
+  double layer_params;  // one layer's parameters on a rank
+  double opt_rate;      // the optimizer step's bytes per second
+};
+
+// One stage's layers: how many (recomputed and not), the share f of MoE layers among both kinds,
+// and its TP groups.
+struct StageLayers {
+  int64_t k = 0;
+  int64_t layers = 0;
+  double n_rec = 0, n_plain = 0;
+  double f = 0;
+  const std::vector<GroupCost>* tp_groups = nullptr;
+};
+
+StageLayers layers_of_stage(const PlanCostInputs& in, int64_t k) {
+  const PlanSpec& p = in.p;
+  StageLayers s;
+  s.k = k;
+  s.layers = stage_layers(in.m.layers, p, k);
+  const int64_t recomputed =
+      p.recompute == Recompute::full && p.recompute_layers > 0 ? p.recompute_layers : s.layers;
+  s.n_rec = static_cast<double>(p.recompute == Recompute::full ? recomputed : s.layers);
+  s.n_plain = static_cast<double>(s.layers) - s.n_rec;
+  s.tp_groups = &in.comm.tp_by_stage[static_cast<size_t>(k)];
+  // MoE layers are the same share f of the recomputed and of the other layers.
+  s.f = s.layers > 0 ? static_cast<double>(stage_moe_layers(in.m, p, k)) / static_cast<double>(s.layers) : 0;
+  return s;
+}
+
+// Compute: the stage's layers (dense and MoE mixed by their share), its embedding or head.
+void compute_term(const PlanCostInputs& in, const StageLayers& s, StageTime& st) {
+  const double f = s.f;
+  auto mixed = [f](const PhaseTimes& dense, const PhaseTimes& moe_layer) {
+    return PhaseTimes{(1 - f) * dense.forward + f * moe_layer.forward,
+                      (1 - f) * dense.backward + f * moe_layer.backward,
+                      (1 - f) * dense.recompute + f * moe_layer.recompute};
+  };
+  const PhaseTimes st_rec = mixed(in.lt_rec, in.moe.rec), st_plain = mixed(in.lt_plain, in.moe.plain);
+  st.forward_s = s.n_rec * st_rec.forward + s.n_plain * st_plain.forward;
+  st.backward_s = s.n_rec * st_rec.backward + s.n_plain * st_plain.backward;
+  st.recompute_s = s.n_rec * st_rec.recompute;
+  if (s.k == 0) {
+    st.forward_s += in.emb.forward;
+    st.backward_s += in.emb.backward;
+  }
+  if (s.k == in.p.pp - 1) {
+    st.forward_s += in.head.forward;
+    st.backward_s += in.head.backward;
+  }
+}
+
+// A stage's TP traffic per micro-batch, before overlap, and its MoE layers' share of one layer.
+struct StageTp {
+  double tp_s = 0;
+  double moe_rec_s = 0, moe_plain_s = 0;  // one MoE layer's, recomputed and not
+};
+
+StageTp tp_traffic(const PlanCostInputs& in, const StageLayers& s) {
+  const std::vector<GroupCost>& groups = *s.tp_groups;
+  const double f = s.f;
+  StageTp t;
+  t.moe_rec_s = f > 0 ? comm_time(in.prof, *in.moe.comm_rec, groups) : 0;
+  t.moe_plain_s = f > 0 ? comm_time(in.prof, *in.moe.comm_plain, groups) : 0;
+  const double tp_rec = (1 - f) * comm_time(in.prof, in.ops.comm_rec, groups) + f * t.moe_rec_s;
+  const double tp_plain = (1 - f) * comm_time(in.prof, in.ops.comm_plain, groups) + f * t.moe_plain_s;
+  t.tp_s = s.n_rec * tp_rec + s.n_plain * tp_plain;
+  if (s.k == 0) t.tp_s += comm_time(in.prof, in.ops.embedding_comm, groups);
+  if (s.k == in.p.pp - 1) t.tp_s += comm_time(in.prof, in.ops.head_comm, groups);
+  return t;
+}
+
+// TP: the traffic under the linear GEMMs where the stack overlaps it, else the profile's
+// exposed share.
+void tp_term(const PlanCostInputs& in, const StageLayers& s, const StageTp& t, StageTime& st) {
+  const double f = s.f;
+  const double gemm = s.n_rec * ((1 - f) * in.gemm_rec + f * in.moe.gemm_rec) +
+                      s.n_plain * ((1 - f) * in.gemm_plain + f * in.moe.gemm_plain);
+  st.tp_comm_s = in.tp_overlapped ? overlapped_time_s(t.tp_s, gemm, 0, in.slowdown)
+                                  : (1 - in.prof.tp_overlap) * t.tp_s;
+}
+
+// EP: the expert-group traffic of every MoE layer, not overlapped (Megatron-Core's default:
+// --overlap-moe-expert-parallel-comm and --moe-shared-expert-overlap off); full recompute re-runs
+// the recomputed layers' dispatch and combine. Keeps the slowest dispatch of any stage in out.
+void ep_term(const PlanCostInputs& in, const StageLayers& s, StageTime& st, IterationCosts& out) {
+  if (s.f <= 0) return;
+  const ExpertTraffic x = expert_traffic(in.prof, in.comm, s.k, in.moe.comm);
+  const double n_moe = s.f * static_cast<double>(s.layers);
+  st.ep_forward_s = n_moe * x.forward_s;
+  st.ep_backward_s = n_moe * x.backward_s + s.f * (in.p.recompute == Recompute::full ? s.n_rec : 0) * x.forward_s;
+  if (x.all_to_all_s > out.ep_all_to_all_s) {
+    out.ep_all_to_all_s = x.all_to_all_s;
+    out.ep_all_to_all_bytes = x.bytes;
+  }
+}
+
+// CP: the ring's sends each attention block does not hide; full recompute re-runs each
+// recomputed layer's forward, ring included.
+void cp_term(const PlanCostInputs& in, const StageLayers& s, StageTime& st, const Rates& rates) {
+  if (in.p.cp <= 1) return;
+  const CpRingLayer ring = cp_ring_layer(in.prof, in.m, in.ops.shard, in.comm.cp_ring_by_stage[static_cast<size_t>(s.k)],
+                                         attention_times(in.ops.layer_plain, rates), in.slowdown);
+  const double rerun = in.p.recompute == Recompute::full ? s.n_rec : 0;
+  st.cp_forward_s = static_cast<double>(s.layers) * ring.exposed_forward_s;
+  st.cp_backward_s = static_cast<double>(s.layers) * ring.exposed_backward_s + rerun * ring.exposed_forward_s;
+}
+
+// The host wait of the stage's MoE layers (moe_host_wait), after its other terms.
+void host_term(const PlanCostInputs& in, const StageLayers& s, const StageTp& t, StageTime& st) {
+  if (s.f <= 0 || in.prof.moe_layer_host_s <= 0) return;
+  const MoeHostWait w = moe_host_wait(in.prof.moe_layer_host_s, in.moe, st, t.tp_s > 0 ? st.tp_comm_s / t.tp_s : 0,
+                                      {s.n_rec, s.n_plain, s.f * static_cast<double>(s.layers),
+                                       in.p.recompute == Recompute::full,
+                                       s.f * (s.n_rec * t.moe_rec_s + s.n_plain * t.moe_plain_s)});
+  st.host_forward_s = w.forward_s;
+  st.host_backward_s = w.backward_s;
+}
+
+// A stage's parameters on one rank: all, the routed experts', and those outside the layers.
+struct StageParams {
+  double params = 0, expert_params = 0, non_layer = 0;
+};
+
+// The stage's data-parallel traffic: the dense parameters' over dp x cp and the routed
+// experts' over the expert data-parallel ranks.
+DpTraffic stage_dp_traffic(const PlanCostInputs& in, const StageLayers& s, const StageParams& sp) {
+  const PlanSpec& p = in.p;
+  const auto k = static_cast<size_t>(s.k);
+  DpTraffic t = dp_traffic(in.prof, p, grad_ranks(p), in.comm.dp_by_stage[k], sp.params - sp.expert_params,
+                           in.layer_params, sp.non_layer, in.grad_elem, in.pb.weights);
+  if (sp.expert_params > 0) {
+    // The routed experts' gradients reduce (and ZeRO shards them) over the expert data-
+    // parallel ranks, beside the dense parameters' traffic over dp x cp.
+    const auto& edp_groups = in.comm.edp_by_stage.empty() ? in.comm.dp_by_stage[k] : in.comm.edp_by_stage[k];
+    const DpTraffic te = dp_traffic(in.prof, p, expert_grad_ranks(p), edp_groups, sp.expert_params,
+                                    sp.expert_params / static_cast<double>(s.layers), 0, in.grad_elem,
+                                    in.pb.weights);
+    t.reduce_s += te.reduce_s;
+    t.gather_s += te.gather_s;
+    t.mb_reduce_s += te.mb_reduce_s;
+    t.layer_gather_s += te.layer_gather_s;
+    t.layer_reduce_s += te.layer_reduce_s;
+  }
+  return t;
+}
+
+// DP per micro-batch: ZeRO-2's reduce-scatters under each backward (bucketed); ZeRO-3 / FSDP's
+// gathers and reduce-scatters of every layer. With prefetch each layer's gather runs under the
+// previous layer's forward; in backward the next gather and this layer's reduce-scatter run under
+// its backward, and the last layer of the forward is not gathered again. The first gather of each
+// pass and the last reduce-scatter have nothing to run under.
+void dp_micro_batch_term(const PlanCostInputs& in, const StageLayers& s, const DpTraffic& t, double buckets,
+                         StageTime& st) {
+  const PlanSpec& p = in.p;
+  const StackOverlap& ov = in.j.overlap;
+  const double bwd = st.backward_s + st.recompute_s;
+  st.dp_backward_s = ov.grad_reduce ? overlapped_time_s(t.mb_reduce_s, bwd, t.mb_reduce_s / buckets, in.slowdown)
+                                    : t.mb_reduce_s;
+  if (p.zero < 3 || grad_ranks(p) <= 1 || s.layers <= 0) return;
+  const double n_layers = static_cast<double>(s.layers);
+  const bool first = s.k == 0, last = s.k == p.pp - 1;
+  const double fwd_layer = (st.forward_s - (first ? in.emb.forward : 0) - (last ? in.head.forward : 0)) / n_layers;
+  const double bwd_layer = (bwd - (first ? in.emb.backward : 0) - (last ? in.head.backward : 0)) / n_layers;
+  const double ag = t.layer_gather_s, rs = t.layer_reduce_s;
+  if (ov.sharded_prefetch) {
+    st.dp_forward_s = t.root_gather_s + ag + (n_layers - 1) * overlapped_time_s(ag, fwd_layer, 0, in.slowdown);
+    st.dp_backward_s = (n_layers - 1) * overlapped_time_s(ag + rs, bwd_layer, 0, in.slowdown) + rs +
+                       t.root_reduce_s;
+  } else {
+    st.dp_forward_s = t.root_gather_s + n_layers * ag;
+    st.dp_backward_s = (n_layers - 1) * ag + n_layers * rs + t.root_reduce_s;
+  }
+}
+
+// DP once per iteration: the reduction under the last micro-batch's backward and the distributed
+// optimizer's gather under the next forward, each exposing at least a bucket.
+double dp_iteration_exposed_s(const PlanCostInputs& in, const DpTraffic& t, double buckets, const StageTime& st) {
+  const StackOverlap& ov = in.j.overlap;
+  const double exposed_dp = 1 - in.prof.dp_overlap;
+  const double bwd = st.backward_s + st.recompute_s;
+  return (ov.grad_reduce ? overlapped_time_s(t.reduce_s, bwd, t.reduce_s / buckets, in.slowdown)
+                         : exposed_dp * t.reduce_s) +
+         (ov.param_gather ? overlapped_time_s(t.gather_s, st.forward_s, t.gather_s / buckets, in.slowdown)
+                          : exposed_dp * t.gather_s);
+}
+
+// The optimizer step: the distributed optimizer steps its shard (the dense parameters' over
+// dp x cp, the experts' over the expert data-parallel ranks), and casts the weights to fp8 once
+// per iteration (Transformer Engine).
+double optimizer_term(const PlanCostInputs& in, const StageParams& sp) {
+  const PlanSpec& p = in.p;
+  const double weight_cast_bytes =
+      in.ops.shard.fp8 && !in.j.fp8.weight_cast_per_micro_batch
+          ? (sp.params - sp.non_layer) * fp8_cast_bytes_per_element(in.j.fp8, in.pb.weights)
+          : 0;
+  const double dp = static_cast<double>(grad_ranks(p));  // weights replicated over dp x cp
+  const double edp = static_cast<double>(expert_grad_ranks(p));
+  const double stepped = p.zero >= 1 ? (sp.params - sp.expert_params) / dp + sp.expert_params / edp : sp.params;
+  return (stepped * kOptimizerBytesPerParam + weight_cast_bytes) / in.opt_rate;
+}
+
+// Pipeline p2p: each TP rank sends its 1/t slice (Megatron-LM scatter/gather, or SP shards);
+// without SP the receiver all-gathers the slices over NVLink. Interleaved with the stack's p2p
+// overlap, a transfer runs under the next chunk's compute (the shortest forward chunk).
+void p2p_term(const PlanCostInputs& in, IterationCosts& out) {
+  const PlanSpec& p = in.p;
+  if (p.pp > 1) {
+    const double bytes = shard_tokens(in.m, in.ops.shard) * static_cast<double>(in.m.hidden) * in.ops.shard.act_bytes;
+    out.p2p_s = max_p2p_s(in.prof, in.comm.p2p, bytes / static_cast<double>(p.tp));
+    if (!p.sequence_parallel && p.tp > 1) {
+      double gather = 0;
+      for (const auto& tp_groups : in.comm.tp_by_stage)
+        gather = std::max(gather, max_coll_s(in.prof, tp_groups, Collective::all_gather, bytes));
+      out.p2p_s += gather;
+    }
+  }
+  out.p2p_exposed_fraction = 1 - in.prof.pp_overlap;
+  out.p2p_per_micro_batch = in.j.pipeline.sequential_p2p && p.pp >= 3 ? 4 : 2;
+  if (in.j.overlap.p2p && p.vpp > 1 && out.p2p_s > 0) {
+    double chunk = out.stages.front().forward_s;
+    for (const StageTime& st : out.stages) chunk = std::min(chunk, st.forward_s);
+    chunk /= static_cast<double>(p.vpp);
+    out.p2p_exposed_fraction = overlapped_time_s(out.p2p_s, chunk, 0, 0) / out.p2p_s;
+  }
+}
+
+// The tied embedding's gradient all-reduce between the first and the last stage.
+void embedding_sync_term(const PlanCostInputs& in, IterationCosts& out) {
+  const PlanSpec& p = in.p;
+  if (p.pp <= 1 || !in.m.tied_embeddings) return;
+  const double emb_bytes = static_cast<double>(in.ops.shard.padded_vocab) / static_cast<double>(p.tp) *
+                           static_cast<double>(in.m.hidden) * in.grad_elem;
+  out.embedding_sync_s = max_coll_s(in.prof, in.comm.embedding, Collective::all_reduce, emb_bytes);
+  const double exposed_dp = 1 - in.prof.dp_overlap;
+  out.dp_exposed_s.front() += exposed_dp * out.embedding_sync_s;
+  out.dp_exposed_s.back() += exposed_dp * out.embedding_sync_s;
+}
+
+}  // namespace
+
 IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const JobSpec& j,
                                const PlanSpec& plan, const EfficiencyProfile& prof,
                                const PlanOps& built) {
@@ -293,202 +554,44 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
   rates.layer = layer_key(m, p.tp);
   out.cache_fraction = rates.cache_fraction;
   out.peak_flops_per_s = c.gpu.peak(j.dtype);
-  const ShardShape& sh = ops.shard;
-  const PlanComm& comm = topo.plan_comm(p);
-
-  const std::vector<Op>& ops_rec = ops.layer_rec;
-  const std::vector<Op>& ops_plain = ops.layer_plain;
-  const PhaseTimes lt_rec = phase_times(ops_rec, rates);
-  const PhaseTimes lt_plain = phase_times(ops_plain, rates);
-  const std::vector<CommOp>& comm_rec = ops.comm_rec;
-  const std::vector<CommOp>& comm_plain = ops.comm_plain;
-  // A mixture of experts' MoE layers: their own ops, TP traffic and expert-group traffic.
-  const MoeLayers moe = m.is_moe() ? moe_layers(ops, rates) : MoeLayers{};
-  const PhaseTimes emb = phase_times(ops.embedding, rates);
-  const PhaseTimes head = phase_times(ops.head, rates);
-
   const StackOverlap& ov = j.overlap;
-  const double slowdown = overlap_slowdown(c.gpu, ov);
-  // Transformer Engine's TP overlap splits the GEMMs beside each all-gather / reduce-scatter of
-  // sequence parallelism; without SP there is nothing it overlaps.
   const bool tp_overlapped = ov.tp_comm && p.sequence_parallel && p.tp > 1;
-  const double gemm_rec = tp_overlapped ? linear_gemm_time(ops_rec, rates) : 0;
-  const double gemm_plain = tp_overlapped ? linear_gemm_time(ops_plain, rates) : 0;
-  const double exposed_tp = 1 - prof.tp_overlap;
-
-  const ParamBytes pb = param_bytes(j.bytes_per_param);
-  const double grad_elem = j.bytes_per_param == ParamBytesConvention::b16 ? 2 : 4;
-  const double dp = static_cast<double>(grad_ranks(p));  // weights replicated over dp x cp
-  const double exposed_dp = 1 - prof.dp_overlap;
-  const double layer_params = layer_params_per_rank(m, p.tp);
-  const double opt_rate = optimizer_rate(rates, prof);
-
+  const PlanCostInputs in{m, j, p, prof, ops, topo.plan_comm(p),
+                          phase_times(ops.layer_rec, rates), phase_times(ops.layer_plain, rates),
+                          phase_times(ops.embedding, rates), phase_times(ops.head, rates),
+                          m.is_moe() ? moe_layers(ops, rates) : MoeLayers{},
+                          overlap_slowdown(c.gpu, ov), tp_overlapped,
+                          tp_overlapped ? linear_gemm_time(ops.layer_rec, rates) : 0,
+                          tp_overlapped ? linear_gemm_time(ops.layer_plain, rates) : 0,
+                          param_bytes(j.bytes_per_param),
+                          j.bytes_per_param == ParamBytesConvention::b16 ? 2.0 : 4.0,
+                          layer_params_per_rank(m, p.tp), optimizer_rate(rates, prof)};
   const auto stages = static_cast<size_t>(p.pp);
   out.stages.reserve(stages);
   out.dp_s.reserve(stages);
   out.dp_exposed_s.reserve(stages);
   out.optimizer_s.reserve(stages);
   for (int64_t k = 0; k < p.pp; ++k) {
-    const int64_t layers = stage_layers(m.layers, p, k);
-    const int64_t recomputed =
-        p.recompute == Recompute::full && p.recompute_layers > 0 ? p.recompute_layers : layers;
-    const double n_rec = static_cast<double>(p.recompute == Recompute::full ? recomputed : layers);
-    const double n_plain = static_cast<double>(layers) - n_rec;
-    const std::vector<GroupCost>& tp_groups = comm.tp_by_stage[static_cast<size_t>(k)];
-    // MoE layers are the same share f of the recomputed and of the other layers.
-    const double f = layers > 0 ? static_cast<double>(stage_moe_layers(m, p, k)) / static_cast<double>(layers) : 0;
-    auto mixed = [f](const PhaseTimes& dense, const PhaseTimes& moe_layer) {
-      return PhaseTimes{(1 - f) * dense.forward + f * moe_layer.forward,
-                        (1 - f) * dense.backward + f * moe_layer.backward,
-                        (1 - f) * dense.recompute + f * moe_layer.recompute};
-    };
-    const PhaseTimes st_rec = mixed(lt_rec, moe.rec), st_plain = mixed(lt_plain, moe.plain);
-    // One MoE layer's TP traffic, recomputed and not.
-    const double moe_tp_rec = f > 0 ? comm_time(prof, *moe.comm_rec, tp_groups) : 0;
-    const double moe_tp_plain = f > 0 ? comm_time(prof, *moe.comm_plain, tp_groups) : 0;
-    const double tp_rec = (1 - f) * comm_time(prof, comm_rec, tp_groups) + f * moe_tp_rec;
-    const double tp_plain = (1 - f) * comm_time(prof, comm_plain, tp_groups) + f * moe_tp_plain;
+    const StageLayers s = layers_of_stage(in, k);
     StageTime st;
-    st.forward_s = n_rec * st_rec.forward + n_plain * st_plain.forward;
-    st.backward_s = n_rec * st_rec.backward + n_plain * st_plain.backward;
-    st.recompute_s = n_rec * st_rec.recompute;
-    double tp = n_rec * tp_rec + n_plain * tp_plain;
-    if (f > 0) {
-      // The expert-group traffic of every MoE layer, not overlapped (Megatron-Core's default:
-      // --overlap-moe-expert-parallel-comm and --moe-shared-expert-overlap off); full recompute
-      // re-runs the recomputed layers' dispatch and combine.
-      const ExpertTraffic x = expert_traffic(prof, comm, k, moe.comm);
-      const double n_moe = f * static_cast<double>(layers);
-      st.ep_forward_s = n_moe * x.forward_s;
-      st.ep_backward_s = n_moe * x.backward_s + f * (p.recompute == Recompute::full ? n_rec : 0) * x.forward_s;
-      if (x.all_to_all_s > out.ep_all_to_all_s) {
-        out.ep_all_to_all_s = x.all_to_all_s;
-        out.ep_all_to_all_bytes = x.bytes;
-      }
-    }
-    if (k == 0) {
-      st.forward_s += emb.forward;
-      st.backward_s += emb.backward;
-      tp += comm_time(prof, ops.embedding_comm, tp_groups);
-    }
-    if (k == p.pp - 1) {
-      st.forward_s += head.forward;
-      st.backward_s += head.backward;
-      tp += comm_time(prof, ops.head_comm, tp_groups);
-    }
-    if (p.cp > 1) {
-      const CpRingLayer ring = cp_ring_layer(prof, m, sh, comm.cp_ring_by_stage[static_cast<size_t>(k)],
-                                             attention_times(ops_plain, rates), slowdown);
-      // Full recompute re-runs each recomputed layer's forward, ring included.
-      const double rerun = p.recompute == Recompute::full ? n_rec : 0;
-      st.cp_forward_s = static_cast<double>(layers) * ring.exposed_forward_s;
-      st.cp_backward_s = static_cast<double>(layers) * ring.exposed_backward_s + rerun * ring.exposed_forward_s;
-    }
-    const double gemm = n_rec * ((1 - f) * gemm_rec + f * moe.gemm_rec) +
-                        n_plain * ((1 - f) * gemm_plain + f * moe.gemm_plain);
-    st.tp_comm_s = tp_overlapped ? overlapped_time_s(tp, gemm, 0, slowdown) : exposed_tp * tp;
-    if (f > 0 && prof.moe_layer_host_s > 0) {
-      const MoeHostWait w = moe_host_wait(prof.moe_layer_host_s, moe, st, tp > 0 ? st.tp_comm_s / tp : 0,
-                                          {n_rec, n_plain, f * static_cast<double>(layers),
-                                           p.recompute == Recompute::full,
-                                           f * (n_rec * moe_tp_rec + n_plain * moe_tp_plain)});
-      st.host_forward_s = w.forward_s;
-      st.host_backward_s = w.backward_s;
-    }
-
-    const double params = stage_params_per_rank(m, p, k);
-    const double expert_params = stage_expert_params_per_rank(m, p, k);
-    const double n_layers = static_cast<double>(layers);
-    const double non_layer = stage_non_layer_params_per_rank(m, p, k);
-    DpTraffic t = dp_traffic(prof, p, grad_ranks(p), comm.dp_by_stage[static_cast<size_t>(k)],
-                             params - expert_params, layer_params, non_layer, grad_elem, pb.weights);
-    if (expert_params > 0) {
-      // The routed experts' gradients reduce (and ZeRO shards them) over the expert data-
-      // parallel ranks, beside the dense parameters' traffic over dp x cp.
-      const auto& edp_groups = comm.edp_by_stage.empty() ? comm.dp_by_stage[static_cast<size_t>(k)]
-                                                          : comm.edp_by_stage[static_cast<size_t>(k)];
-      const DpTraffic te = dp_traffic(prof, p, expert_grad_ranks(p), edp_groups, expert_params,
-                                      expert_params / n_layers, 0, grad_elem, pb.weights);
-      t.reduce_s += te.reduce_s;
-      t.gather_s += te.gather_s;
-      t.mb_reduce_s += te.mb_reduce_s;
-      t.layer_gather_s += te.layer_gather_s;
-      t.layer_reduce_s += te.layer_reduce_s;
-    }
-    const double buckets = static_cast<double>(dp_bucket_count(params, grad_ranks(p)));
-    const double bwd = st.backward_s + st.recompute_s;
-    // ZeRO-2: each micro-batch's gradients reduce-scattered under its backward (bucketed).
-    st.dp_backward_s = ov.grad_reduce ? overlapped_time_s(t.mb_reduce_s, bwd, t.mb_reduce_s / buckets, slowdown)
-                                      : t.mb_reduce_s;
-    if (p.zero >= 3 && grad_ranks(p) > 1 && layers > 0) {
-      // ZeRO-3 / FSDP, per micro-batch. With prefetch each layer's gather runs under the
-      // previous layer's forward; in backward the next gather and this layer's reduce-scatter
-      // run under its backward, and the last layer of the forward is not gathered again. The
-      // first gather of each pass and the last reduce-scatter have nothing to run under.
-      const double fwd_layer = (st.forward_s - (k == 0 ? emb.forward : 0) -
-                                (k == p.pp - 1 ? head.forward : 0)) / n_layers;
-      const double bwd_layer = (bwd - (k == 0 ? emb.backward : 0) -
-                                (k == p.pp - 1 ? head.backward : 0)) / n_layers;
-      const double ag = t.layer_gather_s, rs = t.layer_reduce_s;
-      if (ov.sharded_prefetch) {
-        st.dp_forward_s = t.root_gather_s + ag + (n_layers - 1) * overlapped_time_s(ag, fwd_layer, 0, slowdown);
-        st.dp_backward_s = (n_layers - 1) * overlapped_time_s(ag + rs, bwd_layer, 0, slowdown) + rs +
-                           t.root_reduce_s;
-      } else {
-        st.dp_forward_s = t.root_gather_s + n_layers * ag;
-        st.dp_backward_s = (n_layers - 1) * ag + n_layers * rs + t.root_reduce_s;
-      }
-    }
+    compute_term(in, s, st);
+    const StageTp tp = tp_traffic(in, s);
+    ep_term(in, s, st, out);
+    cp_term(in, s, st, rates);
+    tp_term(in, s, tp, st);
+    host_term(in, s, tp, st);
+    const StageParams sp{stage_params_per_rank(m, p, k), stage_expert_params_per_rank(m, p, k),
+                         stage_non_layer_params_per_rank(m, p, k)};
+    const DpTraffic t = stage_dp_traffic(in, s, sp);
+    const double buckets = static_cast<double>(dp_bucket_count(sp.params, grad_ranks(p)));
+    dp_micro_batch_term(in, s, t, buckets, st);
     out.stages.push_back(st);
     out.dp_s.push_back(t.reduce_s + t.gather_s);
-    // Once per iteration: the reduction under the last micro-batch's backward and the
-    // distributed optimizer's gather under the next forward, each exposing at least a bucket.
-    out.dp_exposed_s.push_back(
-        (ov.grad_reduce ? overlapped_time_s(t.reduce_s, bwd, t.reduce_s / buckets, slowdown)
-                        : exposed_dp * t.reduce_s) +
-        (ov.param_gather ? overlapped_time_s(t.gather_s, st.forward_s, t.gather_s / buckets, slowdown)
-                         : exposed_dp * t.gather_s));
-    // Weights cast to fp8 once per iteration (Transformer Engine), after the optimizer step.
-    const double weight_cast_bytes =
-        sh.fp8 && !j.fp8.weight_cast_per_micro_batch
-            ? (params - non_layer) * fp8_cast_bytes_per_element(j.fp8, pb.weights)
-            : 0;
-    // The distributed optimizer steps its shard: the dense parameters' over dp x cp, the experts'
-    // over the expert data-parallel ranks.
-    const double edp = static_cast<double>(expert_grad_ranks(p));
-    const double stepped = p.zero >= 1 ? (params - expert_params) / dp + expert_params / edp : params;
-    out.optimizer_s.push_back((stepped * kOptimizerBytesPerParam + weight_cast_bytes) / opt_rate);
+    out.dp_exposed_s.push_back(dp_iteration_exposed_s(in, t, buckets, st));
+    out.optimizer_s.push_back(optimizer_term(in, sp));
   }
-
-  // Pipeline p2p: each TP rank sends its 1/t slice (Megatron-LM scatter/gather, or SP shards);
-  // without SP the receiver all-gathers the slices over NVLink.
-  if (p.pp > 1) {
-    const double bytes = shard_tokens(m, sh) * static_cast<double>(m.hidden) * sh.act_bytes;
-    out.p2p_s = max_p2p_s(prof, comm.p2p, bytes / static_cast<double>(p.tp));
-    if (!p.sequence_parallel && p.tp > 1) {
-      double gather = 0;
-      for (const auto& tp_groups : comm.tp_by_stage)
-        gather = std::max(gather, max_coll_s(prof, tp_groups, Collective::all_gather, bytes));
-      out.p2p_s += gather;
-    }
-  }
-  out.p2p_exposed_fraction = 1 - prof.pp_overlap;
-  out.p2p_per_micro_batch = j.pipeline.sequential_p2p && p.pp >= 3 ? 4 : 2;
-  if (ov.p2p && p.vpp > 1 && out.p2p_s > 0) {
-    // Interleaved: a transfer runs under the next chunk's compute (the shortest forward chunk).
-    double chunk = out.stages.front().forward_s;
-    for (const StageTime& st : out.stages) chunk = std::min(chunk, st.forward_s);
-    chunk /= static_cast<double>(p.vpp);
-    out.p2p_exposed_fraction = overlapped_time_s(out.p2p_s, chunk, 0, 0) / out.p2p_s;
-  }
-
-  if (p.pp > 1 && m.tied_embeddings) {
-    const double emb_bytes = static_cast<double>(sh.padded_vocab) / static_cast<double>(p.tp) *
-                             static_cast<double>(m.hidden) * grad_elem;
-    out.embedding_sync_s = max_coll_s(prof, comm.embedding, Collective::all_reduce, emb_bytes);
-    out.dp_exposed_s.front() += exposed_dp * out.embedding_sync_s;
-    out.dp_exposed_s.back() += exposed_dp * out.embedding_sync_s;
-  }
+  p2p_term(in, out);
+  embedding_sync_term(in, out);
   return out;
 }
 

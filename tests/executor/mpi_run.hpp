@@ -3,6 +3,7 @@
 // `mpirun -np N parallax run ...`, then reads measurements.json and gradient dumps.
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <stdexcept>
@@ -25,8 +26,12 @@ inline std::string env_or(const char* name, const char* fallback) {
 inline std::string parallax_bin() { return env_or("PARALLAX_TEST_BIN", PARALLAX_BIN); }
 inline std::string mpiexec() { return env_or("PARALLAX_TEST_MPIEXEC", MPIEXEC); }
 
+// A test's scratch folder, one per test name and build (the parallax binary's path): the suites
+// of two checkouts on one machine (a CI clone beside a working tree) never share one, and a
+// rerun of the same build reuses its own.
 inline std::string scratch_dir(const std::string& name) {
-  const auto d = std::filesystem::temp_directory_path() / ("parallax_exec_" + name);
+  const std::string build = std::to_string(std::hash<std::string>{}(parallax_bin()));
+  const auto d = std::filesystem::temp_directory_path() / ("parallax_exec_" + name + "_" + build);
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
   return d.string();

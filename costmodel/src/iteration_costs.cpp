@@ -2,16 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <string_view>
-#include <optional>
-#include <utility>
-#include <string>
+#include <vector>
 
 #include "op_cost.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/stack_spec.hpp"
-#include "parallax/costmodel/attention_efficiency.hpp"
-#include "parallax/costmodel/gemm_waves.hpp"
 #include "parallax/costmodel/memory.hpp"
 #include "parallax/costmodel/ops.hpp"
 #include "parallax/topologies/topology.hpp"
@@ -294,6 +289,7 @@ struct PlanCostInputs {
   PhaseTimes lt_rec, lt_plain;  // one dense layer, recomputed per the plan and not
   PhaseTimes emb, head;         // the embedding (first stage) and the head (last stage)
   MoeLayers moe;                // one MoE layer (mixtures of experts)
+  PhaseTimes attention;         // a layer's attention core (what the CP ring runs under; cp > 1)
   double slowdown;              // of compute under an overlapped collective
   // Transformer Engine's TP overlap splits the GEMMs beside each all-gather / reduce-scatter of
   // sequence parallelism; without SP there is nothing it overlaps.
@@ -399,10 +395,10 @@ void ep_term(const PlanCostInputs& in, const StageLayers& s, StageTime& st, Iter
 
 // CP: the ring's sends each attention block does not hide; full recompute re-runs each
 // recomputed layer's forward, ring included.
-void cp_term(const PlanCostInputs& in, const StageLayers& s, StageTime& st, const Rates& rates) {
+void cp_term(const PlanCostInputs& in, const StageLayers& s, StageTime& st) {
   if (in.p.cp <= 1) return;
   const CpRingLayer ring = cp_ring_layer(in.prof, in.m, in.ops.shard, in.comm.cp_ring_by_stage[static_cast<size_t>(s.k)],
-                                         attention_times(in.ops.layer_plain, rates), in.slowdown);
+                                         in.attention, in.slowdown);
   const double rerun = in.p.recompute == Recompute::full ? s.n_rec : 0;
   st.cp_forward_s = static_cast<double>(s.layers) * ring.exposed_forward_s;
   st.cp_backward_s = static_cast<double>(s.layers) * ring.exposed_backward_s + rerun * ring.exposed_forward_s;
@@ -556,16 +552,18 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
   out.peak_flops_per_s = c.gpu.peak(j.dtype);
   const StackOverlap& ov = j.overlap;
   const bool tp_overlapped = ov.tp_comm && p.sequence_parallel && p.tp > 1;
-  const PlanCostInputs in{m, j, p, prof, ops, topo.plan_comm(p),
-                          phase_times(ops.layer_rec, rates), phase_times(ops.layer_plain, rates),
-                          phase_times(ops.embedding, rates), phase_times(ops.head, rates),
-                          m.is_moe() ? moe_layers(ops, rates) : MoeLayers{},
-                          overlap_slowdown(c.gpu, ov), tp_overlapped,
-                          tp_overlapped ? linear_gemm_time(ops.layer_rec, rates) : 0,
-                          tp_overlapped ? linear_gemm_time(ops.layer_plain, rates) : 0,
-                          param_bytes(j.bytes_per_param),
-                          j.bytes_per_param == ParamBytesConvention::b16 ? 2.0 : 4.0,
-                          layer_params_per_rank(m, p.tp), optimizer_rate(rates, prof)};
+  const PlanCostInputs in{
+      .m = m, .j = j, .p = p, .prof = prof, .ops = ops, .comm = topo.plan_comm(p),
+      .lt_rec = phase_times(ops.layer_rec, rates), .lt_plain = phase_times(ops.layer_plain, rates),
+      .emb = phase_times(ops.embedding, rates), .head = phase_times(ops.head, rates),
+      .moe = m.is_moe() ? moe_layers(ops, rates) : MoeLayers{},
+      .attention = p.cp > 1 ? attention_times(ops.layer_plain, rates) : PhaseTimes{},
+      .slowdown = overlap_slowdown(c.gpu, ov), .tp_overlapped = tp_overlapped,
+      .gemm_rec = tp_overlapped ? linear_gemm_time(ops.layer_rec, rates) : 0,
+      .gemm_plain = tp_overlapped ? linear_gemm_time(ops.layer_plain, rates) : 0,
+      .pb = param_bytes(j.bytes_per_param),
+      .grad_elem = j.bytes_per_param == ParamBytesConvention::b16 ? 2.0 : 4.0,
+      .layer_params = layer_params_per_rank(m, p.tp), .opt_rate = optimizer_rate(rates, prof)};
   const auto stages = static_cast<size_t>(p.pp);
   out.stages.reserve(stages);
   out.dp_s.reserve(stages);
@@ -577,7 +575,7 @@ IterationCosts iteration_costs(const ModelSpec& m, const Topology& topo, const J
     compute_term(in, s, st);
     const StageTp tp = tp_traffic(in, s);
     ep_term(in, s, st, out);
-    cp_term(in, s, st, rates);
+    cp_term(in, s, st);
     tp_term(in, s, tp, st);
     host_term(in, s, tp, st);
     const StageParams sp{stage_params_per_rank(m, p, k), stage_expert_params_per_rank(m, p, k),

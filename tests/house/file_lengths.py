@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 
-from allow_list import read_allowed
+from allow_list import take_allow_option
 
 SOURCES = (".cpp", ".hpp", ".cu", ".cuh", ".h")
 
@@ -60,13 +60,8 @@ def main():
     args = sys.argv[1:]
     if args == ["--self-test"]:
         return self_test()
-    allowed = {}
-    if len(args) >= 3 and args[1] == "--allow":
-        if not os.path.isfile(args[2]):
-            print(f"file_lengths.py: --allow {args[2]}: no such file", file=sys.stderr)
-            return 2
-        allowed = {k[0]: v for k, v in read_allowed(args[2], "file_lengths.py", 1, "PATH: reason").items()}
-        args = [args[0]] + args[3:]
+    allowed, args = take_allow_option(args, "file_lengths.py", 1, "PATH: reason")
+    allowed = {k[0]: v for k, v in allowed.items()}
     if len(args) < 2 or not args[0].isdigit():
         print(__doc__.strip().split("\n")[2], file=sys.stderr)
         return 2

@@ -17,7 +17,7 @@ import os
 import re
 import sys
 
-from allow_list import read_allowed
+from allow_list import take_allow_option
 
 SIGNATURE_END = re.compile(r"\)\s*(const)?\s*(noexcept)?\s*(override)?\s*(->\s*[\w:<>, ]+)?\s*\{\s*$")
 
@@ -78,14 +78,7 @@ def self_test():
 def main():
     if sys.argv[1:] == ["--self-test"]:
         return self_test()
-    args = sys.argv[1:]
-    allowed = {}
-    if len(args) >= 3 and args[1] == "--allow":
-        if not os.path.isfile(args[2]):
-            print(f"function_lengths.py: --allow {args[2]}: no such file", file=sys.stderr)
-            return 2
-        allowed = read_allowed(args[2], "function_lengths.py", 2, "PATH FUNCTION: reason")
-        args = [args[0]] + args[3:]
+    allowed, args = take_allow_option(sys.argv[1:], "function_lengths.py", 2, "PATH FUNCTION: reason")
     if len(args) < 2:
         print(__doc__.strip().split("\n")[2], file=sys.stderr)
         return 2

@@ -13,6 +13,7 @@
 #include "parallax/costmodel/memory.hpp"
 #include "parallax/costmodel/ops.hpp"
 #include "parallax/costmodel/predict.hpp"
+#include "parallax/costmodel/stage_time.hpp"
 #include "parallax/topologies/topology.hpp"
 
 namespace parallax::calib {
@@ -104,14 +105,15 @@ Comparison compare(const Measurements& m, const EfficiencyProfile& prof) {
     for (const MeasuredOp& op : r.ops)
       if (!op.op_class.empty()) classes[op.op_class].second += op.total_s / steps / n;
     const size_t k = static_cast<size_t>(r.pp_rank);
-    colls["tp"].first += mb * ic.stages[k].tp_comm_s / n;
+    // The stage's collectives per micro-batch (kStageTerms): context parallelism's key/value
+    // exchange and a mixture of experts' token all-to-alls beside TP.
+    for (const StageTermInfo& term : kStageTerms) {
+      if (term.measured_group != nullptr) colls[term.measured_group].first += mb * term_s(ic.stages[k], term) / n;
+    }
     // "dp" also holds the tied-embedding all-reduce between the first and last stage.
     const bool tied_end = p.pp > 1 && f.model.tied_embeddings && (k == 0 || k + 1 == ic.stages.size());
     colls["dp"].first += (ic.dp_s[k] + (tied_end ? ic.embedding_sync_s : 0)) / n;
     colls["pp"].first += (p.pp > 1 ? 2 * mb * static_cast<double>(p.vpp) * ic.p2p_s : 0) / n;
-    // Context parallelism's key/value exchange; a mixture of experts' token all-to-alls.
-    colls["cp"].first += mb * (ic.stages[k].cp_forward_s + ic.stages[k].cp_backward_s) / n;
-    colls["ep"].first += mb * (ic.stages[k].ep_forward_s + ic.stages[k].ep_backward_s) / n;
     for (const MeasuredCollective& x : r.collectives) {
       // The experts' gradient all-reduce (edp) is part of the predicted data-parallel time.
       const std::string g = x.group == "embedding" || x.group == "edp" ? "dp" : x.group;

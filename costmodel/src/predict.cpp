@@ -11,6 +11,7 @@
 #include "parallax/costmodel/conventions.hpp"
 #include "parallax/costmodel/ops.hpp"
 #include "parallax/costmodel/plan_ops.hpp"
+#include "parallax/costmodel/stage_time.hpp"
 
 namespace parallax {
 
@@ -52,11 +53,9 @@ Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, c
   const double mean_s =
       std::accumulate(stage_s.begin(), stage_s.end(), 0.0) / static_cast<double>(p.pp);
 
-  out.time.compute_s = mb * (sc.forward_s + sc.backward_s + sc.recompute_s);
-  out.time.tp_comm_s = mb * sc.tp_comm_s;
-  out.time.cp_comm_s = mb * (sc.cp_forward_s + sc.cp_backward_s);
-  out.time.ep_comm_s = mb * (sc.ep_forward_s + sc.ep_backward_s);
-  out.time.moe_host_s = mb * (sc.host_forward_s + sc.host_backward_s);
+  // The critical stage's terms, every micro-batch of them (kStageTerms).
+  const TimeBreakdown per_micro_batch = stage_parts(sc);
+  for (const TimePartInfo& part : kTimeParts) out.time.*part.seconds = mb * per_micro_batch.*part.seconds;
   out.ep_all_to_all_s = costs.ep_all_to_all_s;
   out.ep_all_to_all_bytes = costs.ep_all_to_all_bytes;
   out.time.pp_comm_s = mb * pp_per_mb + 2 * static_cast<double>(p.pp - 1) * costs.p2p_s;
@@ -64,9 +63,7 @@ Prediction predict(const ModelSpec& m, const Topology& topo, const JobSpec& j, c
   // The exposed data-parallel traffic: ZeRO-2/3's per micro-batch on the critical stage, and the
   // once-per-iteration synchronisation of the stage that exposes most (with the tied embedding's
   // all-reduce between first and last stage).
-  out.time.dp_comm_exposed_s =
-      mb * (sc.dp_forward_s + sc.dp_backward_s) +
-      *std::max_element(costs.dp_exposed_s.begin(), costs.dp_exposed_s.end());
+  out.time.dp_comm_exposed_s += *std::max_element(costs.dp_exposed_s.begin(), costs.dp_exposed_s.end());
   out.time.optimizer_s = *std::max_element(costs.optimizer_s.begin(), costs.optimizer_s.end());
   out.iteration_time_s = out.time.total_s();
 

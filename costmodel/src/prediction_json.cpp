@@ -1,5 +1,8 @@
 #include "parallax/costmodel/prediction_json.hpp"
 
+#include "parallax/costmodel/stage_time.hpp"
+#include "parallax/costmodel/time_breakdown.hpp"
+
 namespace parallax {
 
 nlohmann::json to_json(const Prediction& p) {
@@ -32,14 +35,16 @@ nlohmann::json to_json(const Prediction& p) {
                       {"activations_bytes", s.activations_bytes},
                       {"buffers_bytes", s.buffers_bytes},
                       {"total_bytes", s.total_bytes()},
-                      {"forward_s", t.forward_s},
-                      {"backward_s", t.backward_s},
-                      {"recompute_s", t.recompute_s},
-                      {"tp_comm_s", t.tp_comm_s},
-                      {"cp_comm_s", t.cp_forward_s + t.cp_backward_s},
-                      {"ep_comm_s", t.ep_forward_s + t.ep_backward_s},
-                      {"moe_host_s", t.host_forward_s + t.host_backward_s},
                       {"expert_params", s.expert_params}});
+    nlohmann::json& stage = stages.back();
+    for (const StageTermInfo& term : kStageTerms) {
+      if (term.json_backward_key != nullptr) {
+        stage[term.json_key] = pass_s(t, term, Pass::forward);
+        stage[term.json_backward_key] = pass_s(t, term, Pass::backward);
+      } else if (term.json_key != nullptr) {
+        stage[term.json_key] = term_s(t, term);
+      }
+    }
   }
   j["memory"] = {{"peak_bytes", p.peak_bytes},
                  {"peak_stage", p.peak_stage},

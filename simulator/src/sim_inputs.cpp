@@ -9,6 +9,41 @@
 #include "parallax/topologies/topology.hpp"
 
 namespace parallax {
+namespace {
+
+// One chunk's step times: the stage's terms (kStageTerms) summed per pass and stream, over the
+// chunks. A term of both passes at once (the exposed TP time: its collectives sit between the
+// GEMMs of both) splits as the compute does.
+void set_step_times(const StageTime& st, double vpp, RankCosts& rc) {
+  double forward = 0, both = 0;  // the compute (kStageTerms' order)
+  for (const StageTermInfo& term : kStageTerms) {
+    if (term.part != &TimeBreakdown::compute_s) continue;
+    if (term.forward != nullptr) {
+      forward += st.*term.forward;
+      both += st.*term.forward;
+    }
+    if (term.backward != nullptr) both += st.*term.backward;
+  }
+  const double forward_share = both > 0 ? forward / both : 0.5;
+  double s[kPasses][kStepStreams] = {};
+  for (const StageTermInfo& term : kStageTerms) {
+    const auto stream = static_cast<size_t>(term.stream);
+    if (term.split_as_compute) {
+      s[0][stream] += st.*term.forward * forward_share;
+      s[1][stream] += st.*term.forward * (1 - forward_share);
+      continue;
+    }
+    if (term.forward != nullptr) s[0][stream] += st.*term.forward;
+    if (term.backward != nullptr) s[1][stream] += st.*term.backward;
+  }
+  for (const Pass pass : {Pass::forward, Pass::backward}) {
+    for (size_t stream = 0; stream < kStepStreams; ++stream) {
+      rc.step[static_cast<size_t>(pass)][stream].s = s[static_cast<size_t>(pass)][stream] / vpp;
+    }
+  }
+}
+
+}  // namespace
 
 SimInputs make_sim_inputs(const ModelSpec& m, const ClusterSpec& c, const JobSpec& j,
                           const PlanSpec& p, const EfficiencyProfile& prof) {
@@ -42,34 +77,19 @@ SimInputs make_sim_inputs(const ModelSpec& m, const JobSpec& j, const PlanSpec& 
     const size_t i = static_cast<size_t>(k);
     const StageTime& st = costs.stages[i];
     RankCosts rc;
-    // The stage's exposed TP time splits between forward and backward in proportion to their
-    // compute (the collectives sit between the GEMMs of both passes).
-    const double compute = st.forward_s + st.backward_s + st.recompute_s;
-    rc.forward_dp_s = st.dp_forward_s / vpp;
-    rc.backward_dp_s = st.dp_backward_s / vpp;
-    const double fwd_share = compute > 0 ? st.forward_s / compute : 0.5;
-    // The GPU's wait for the host in host-bound MoE layers (iteration_costs) runs on the compute
-    // stream: the step's kernels arrive as the host issues them.
-    rc.forward_s = (st.forward_s + st.host_forward_s) / vpp;
-    rc.forward_tp_s = st.tp_comm_s * fwd_share / vpp;
-    rc.backward_s = (st.backward_s + st.recompute_s + st.host_backward_s) / vpp;
-    rc.backward_tp_s = st.tp_comm_s * (1 - fwd_share) / vpp;
-    rc.forward_cp_s = st.cp_forward_s / vpp;
-    rc.backward_cp_s = st.cp_backward_s / vpp;
     const double chunk_layers = static_cast<double>(stage_layers(m.layers, p, k)) / vpp;
     const double reruns = p.recompute == Recompute::full ? 1 : 0;
-    rc.cp_forward_bytes = chunk_layers * ring_steps * kv_step_bytes;
-    rc.cp_backward_bytes = chunk_layers * ring_steps * (2 + reruns) * kv_step_bytes;
-    rc.forward_ep_s = st.ep_forward_s / vpp;
-    rc.backward_ep_s = st.ep_backward_s / vpp;
+    set_step_times(st, vpp, rc);
+    rc.at(Pass::forward, StepStream::cp).bytes = chunk_layers * ring_steps * kv_step_bytes;
+    rc.at(Pass::backward, StepStream::cp).bytes = chunk_layers * ring_steps * (2 + reruns) * kv_step_bytes;
     if (m.is_moe() && p.ep > 1) {
       // Dispatch and combine per MoE layer of the chunk (backward: their gradients, and the
       // recomputed forward's), each the bytes one dispatch moves per rank (iteration_costs: the
       // nccl-tests size with alltoall, what a rank sends with a deduplicating dispatcher).
       const double moe_layers = static_cast<double>(stage_moe_layers(m, p, k)) / vpp;
       const double a2a = costs.ep_all_to_all_bytes;
-      rc.ep_forward_bytes = moe_layers * 2 * a2a;
-      rc.ep_backward_bytes = moe_layers * 2 * (1 + reruns) * a2a;
+      rc.at(Pass::forward, StepStream::ep).bytes = moe_layers * 2 * a2a;
+      rc.at(Pass::backward, StepStream::ep).bytes = moe_layers * 2 * (1 + reruns) * a2a;
     }
     rc.dp_s = costs.dp_s[i];
     rc.dp_buckets = dp_bucket_count(mem[i].params, grad_ranks(p));

@@ -117,34 +117,23 @@ class Engine {
     const double receive = in_.p2p_receive_blocks && remote ? in_.p2p_s : 0;
     now = std::max({now, free_[i] + receive, ready});
     const RankCosts& rc = in_.ranks[i];
-    const double compute = fwd ? rc.forward_s : rc.backward_s;
-    const double tp = fwd ? rc.forward_tp_s : rc.backward_tp_s;
-    // The exposed share of ZeRO-2/3 traffic (iteration_costs): it holds the step up as the exposed
-    // TP time does; drawn before the compute (the gathers the step waits for).
-    const double shard = fwd ? rc.forward_dp_s : rc.backward_dp_s;
-    if (shard > 0) {
-      record(now, shard, 0, r, s.micro_batch, s.chunk, SimStream::dp,
-             fwd ? SimOpKind::shard_forward : SimOpKind::shard_backward);
-      now += shard;
-    }
-    record(now, compute, 0, r, s.micro_batch, s.chunk, SimStream::compute,
-           fwd ? SimOpKind::forward : SimOpKind::backward);
-    if (tp > 0) {
-      record(now + compute, tp, 0, r, s.micro_batch, s.chunk, SimStream::tp,
-             fwd ? SimOpKind::tp_forward : SimOpKind::tp_backward);
-    }
-    // The context-parallel ring's exposed sends hold the step up as the exposed TP time does
-    // (iteration_costs: what the attention blocks do not hide); drawn after the TP time.
-    const double cp = fwd ? rc.forward_cp_s : rc.backward_cp_s;
-    if (cp > 0) {
-      record(now + compute + tp, cp, fwd ? rc.cp_forward_bytes : rc.cp_backward_bytes, r,
-             s.micro_batch, s.chunk, SimStream::cp, fwd ? SimOpKind::cp_forward : SimOpKind::cp_backward);
-    }
-    // The MoE layers' token all-to-alls, not overlapped (iteration_costs), after the ring.
-    const double ep = fwd ? rc.forward_ep_s : rc.backward_ep_s;
-    if (ep > 0) {
-      record(now + compute + tp + cp, ep, fwd ? rc.ep_forward_bytes : rc.ep_backward_bytes, r,
-             s.micro_batch, s.chunk, SimStream::ep, fwd ? SimOpKind::ep_forward : SimOpKind::ep_backward);
+    // The step's streams one after the other (kStepOps): the exposed ZeRO-2/3 gathers it waits
+    // for, its compute, then what of its TP time, ring sends and all-to-alls the compute does not
+    // hide (iteration_costs), each holding the step up. Only the compute is drawn when empty.
+    const Pass pass = fwd ? Pass::forward : Pass::backward;
+    double t = now, busy = 0;
+    for (size_t k = 0; k < kStepOps.size(); ++k) {
+      const auto stream = static_cast<StepStream>(k);
+      const StepCost& c = rc.at(pass, stream);
+      if (stream == StepStream::compute) {
+        now = t;  // the step starts with its compute
+      } else if (!(c.s > 0)) {
+        continue;
+      }
+      record(t, c.s, c.bytes, r, s.micro_batch, s.chunk, kStepOps[k].stream,
+             kStepOps[k].kinds[static_cast<size_t>(pass)]);
+      t += c.s;
+      busy += c.s;
     }
     if (fwd) {
       stash_[i] += rc.chunk_activation_bytes;
@@ -152,9 +141,9 @@ class Engine {
     }
     running_[i] = 1;
     step_start_[i] = now;
-    res_.ranks[i].steps_s += shard + compute + tp + cp + ep;
+    res_.ranks[i].steps_s += busy;
     ++res_.steps;
-    push(now + compute + tp + cp + ep, r, kStepDone);
+    push(t, r, kStepDone);
   }
 
   // Returns when the sender's compute stream is released (the exposed share of the transfer).
@@ -289,41 +278,7 @@ const char* to_string(SimStream s) {
   return "?";
 }
 
-const char* to_string(SimOpKind k) {
-  switch (k) {
-    case SimOpKind::forward:
-      return "F";
-    case SimOpKind::backward:
-      return "B";
-    case SimOpKind::tp_forward:
-      return "tp F";
-    case SimOpKind::tp_backward:
-      return "tp B";
-    case SimOpKind::send_activation:
-      return "send act";
-    case SimOpKind::send_gradient:
-      return "send grad";
-    case SimOpKind::dp_bucket:
-      return "dp bucket";
-    case SimOpKind::embedding_sync:
-      return "embedding sync";
-    case SimOpKind::shard_forward:
-      return "shard F";
-    case SimOpKind::shard_backward:
-      return "shard B";
-    case SimOpKind::optimizer:
-      return "optimizer";
-    case SimOpKind::cp_forward:
-      return "cp F";
-    case SimOpKind::cp_backward:
-      return "cp B";
-    case SimOpKind::ep_forward:
-      return "ep F";
-    case SimOpKind::ep_backward:
-      return "ep B";
-  }
-  return "?";
-}
+const char* to_string(SimOpKind k) { return kSimOpKinds[static_cast<size_t>(k)].name; }
 
 SimResult simulate(const SimInputs& in, const SimOptions& opt) {
   return Engine(in, opt, SimResult{}).run();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -93,26 +94,10 @@ std::string text_timeline(const SimResult& r, int width) {
   std::vector<std::vector<std::array<double, 6>>> cover(
       r.ranks.size(), std::vector<std::array<double, 6>>(w, std::array<double, 6>{}));
   for (const SimOp& op : r.ops) {
-    int c = 0;
-    switch (op.kind) {
-      case SimOpKind::forward:
-        c = 1;
-        break;
-      case SimOpKind::backward:
-        c = 2;
-        break;
-      case SimOpKind::tp_forward:
-        c = 3;
-        break;
-      case SimOpKind::tp_backward:
-        c = 4;
-        break;
-      case SimOpKind::optimizer:
-        c = 5;
-        break;
-      default:
-        continue;  // communication streams other than TP are not drawn
-    }
+    const char drawn = kSimOpKinds[static_cast<size_t>(op.kind)].timeline;
+    if (drawn == '\0') continue;  // communication streams other than TP are not drawn
+    const auto c = static_cast<size_t>(std::find(std::begin(kChars), std::end(kChars), drawn) -
+                                       std::begin(kChars));
     if (span <= 0) continue;
     const double col_s = span / static_cast<double>(w);
     const double a = op.start_s, b = op.start_s + op.duration_s;
@@ -120,7 +105,7 @@ std::string text_timeline(const SimResult& r, int width) {
     for (size_t k = first; k < w && static_cast<double>(k) * col_s < b; ++k) {
       const double lo = std::max(a, static_cast<double>(k) * col_s);
       const double hi = std::min(b, static_cast<double>(k + 1) * col_s);
-      if (hi > lo) cover[static_cast<size_t>(op.rank)][k][static_cast<size_t>(c)] += hi - lo;
+      if (hi > lo) cover[static_cast<size_t>(op.rank)][k][c] += hi - lo;
     }
   }
   std::string out;

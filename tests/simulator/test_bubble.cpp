@@ -14,8 +14,8 @@ SimInputs equal_stages(Schedule s, int64_t pp, int64_t vpp, int64_t m, double f,
   in.table = make_schedule(s, pp, vpp, m, group);
   for (int64_t r = 0; r < pp; ++r) {
     RankCosts rc;
-    rc.forward_s = f / static_cast<double>(vpp);
-    rc.backward_s = b / static_cast<double>(vpp);
+    rc.at(Pass::forward, StepStream::compute).s = f / static_cast<double>(vpp);
+    rc.at(Pass::backward, StepStream::compute).s = b / static_cast<double>(vpp);
     in.ranks.push_back(rc);
   }
   return in;

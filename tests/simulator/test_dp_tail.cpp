@@ -14,8 +14,8 @@ SimInputs two_ranks(double dp_s, double exposed, double embedding_s) {
   in.table = make_schedule(Schedule::one_f_one_b, 2, 1, 2);
   for (int r = 0; r < 2; ++r) {
     RankCosts rc;
-    rc.forward_s = 1;
-    rc.backward_s = 2;
+    rc.at(Pass::forward, StepStream::compute).s = 1;
+    rc.at(Pass::backward, StepStream::compute).s = 2;
     rc.dp_s = dp_s;
     rc.dp_buckets = 4;
     rc.embedding_sync_s = embedding_s;
@@ -86,8 +86,8 @@ TEST_CASE("simulator: simulate_into recycles a previous result without leaking i
   big.table = make_schedule(Schedule::one_f_one_b, 4, 1, 8);
   for (int r = 0; r < 4; ++r) {
     RankCosts rc;
-    rc.forward_s = 1;
-    rc.backward_s = 1;
+    rc.at(Pass::forward, StepStream::compute).s = 1;
+    rc.at(Pass::backward, StepStream::compute).s = 1;
     big.ranks.push_back(rc);
   }
   simulate_into(big, {}, out);

@@ -53,8 +53,8 @@ TEST_CASE("simulator: text timeline draws one row per rank", "[simulator][trace]
   in.table = make_schedule(Schedule::one_f_one_b, 2, 1, 2);
   for (int r = 0; r < 2; ++r) {
     RankCosts rc;
-    rc.forward_s = 1;
-    rc.backward_s = 2;
+    rc.at(Pass::forward, StepStream::compute).s = 1;
+    rc.at(Pass::backward, StepStream::compute).s = 2;
     in.ranks.push_back(rc);
   }
   // By hand, 1 s per column: rank 0 F0 F1 . . B0 B0 . B1 B1; rank 1 . F0 B0 B0 F1 B1 B1 . .

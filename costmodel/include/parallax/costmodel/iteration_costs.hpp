@@ -14,40 +14,10 @@
 #include "parallax/costmodel/ops.hpp"
 #include "parallax/costmodel/plan_ops.hpp"
 #include "parallax/costmodel/profile.hpp"
+#include "parallax/costmodel/stage_time.hpp"
 #include "parallax/topologies/topology.hpp"
 
 namespace parallax {
-
-struct StageTime {
-  double forward_s = 0;    // one micro-batch, all chunks of the stage
-  double backward_s = 0;   // data + weight grads, one micro-batch
-  double recompute_s = 0;  // recomputed forward in backward
-  double tp_comm_s = 0;    // exposed TP communication, one micro-batch
-  // Exposed data-parallel communication of one micro-batch's forward and backward: ZeRO-3 / FSDP
-  // parameter all-gathers and gradient reduce-scatters, ZeRO-2 gradient reduce-scatters.
-  double dp_forward_s = 0;
-  double dp_backward_s = 0;
-  // Exposed context-parallel ring traffic of one micro-batch (K and V passed round the cp ranks,
-  // what the attention blocks computed meanwhile do not hide): forward, and backward with the
-  // recomputed forward's.
-  double cp_forward_s = 0;
-  double cp_backward_s = 0;
-  // Mixture of experts: the expert-group traffic of one micro-batch's MoE layers (the token
-  // all-to-alls over ep and the gathers over etp), not overlapped: forward, and backward with
-  // the recomputed forward's.
-  double ep_forward_s = 0;
-  double ep_backward_s = 0;
-  // Mixture of experts: the GPU's wait for the host in one micro-batch's MoE layers, those whose
-  // GPU work is shorter than the profile's moe_layer_host_s (split between the passes as the
-  // layer's GPU work is).
-  double host_forward_s = 0;
-  double host_backward_s = 0;
-  double total_s() const {
-    return forward_s + backward_s + recompute_s + tp_comm_s + dp_forward_s + dp_backward_s +
-           cp_forward_s + cp_backward_s + ep_forward_s + ep_backward_s + host_forward_s +
-           host_backward_s;
-  }
-};
 
 struct IterationCosts {
   std::vector<StageTime> stages;  // pp entries

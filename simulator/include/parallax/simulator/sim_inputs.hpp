@@ -2,6 +2,8 @@
 // What the event simulator plays (docs/design.md §6): a schedule table and, per pipeline rank, the
 // duration of each step and transfer and the bytes it stashes, all taken from the cost model's
 // iteration_costs() so that the simulator and the analytic predict() arrange the same costs.
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -13,27 +15,33 @@
 #include "parallax/costmodel/iteration_costs.hpp"
 #include "parallax/costmodel/memory.hpp"
 #include "parallax/costmodel/profile.hpp"
+#include "parallax/costmodel/stage_time.hpp"
 
 namespace parallax {
 
 class Topology;
 
+// One step's work on one stream: its exposed time and the bytes it moves.
+struct StepCost {
+  double s = 0;
+  double bytes = 0;
+};
+
 // One pipeline rank, one chunk (1/vpp of the rank's layers), one micro-batch.
 struct RankCosts {
-  double forward_s = 0;         // forward compute of one chunk
-  double forward_tp_s = 0;      // exposed TP communication of that forward
-  double forward_dp_s = 0;      // exposed ZeRO-3 / FSDP parameter gathers of that forward
-  double backward_s = 0;        // recompute + data/weight-grad compute of one chunk
-  double backward_tp_s = 0;     // exposed TP communication of that backward
-  double backward_dp_s = 0;     // exposed ZeRO-2/3 gathers and reduce-scatters of that backward
-  double forward_cp_s = 0;      // exposed context-parallel ring sends of that forward
-  double backward_cp_s = 0;     // of that backward (and its recomputed forward)
-  double cp_forward_bytes = 0;  // bytes this rank sends round the ring in that forward
-  double cp_backward_bytes = 0;
-  double forward_ep_s = 0;      // mixture of experts: the token all-to-alls of that forward
-  double backward_ep_s = 0;     // of that backward (and its recomputed forward)
-  double ep_forward_bytes = 0;  // bytes this rank sends in them
-  double ep_backward_bytes = 0;
+  // One chunk's forward and backward step, per stream (the stage's terms, kStageTerms, summed
+  // per stream and divided among the chunks): the ZeRO-3 / FSDP gathers (and ZeRO-2/3
+  // reduce-scatters) the step waits for, its compute (the recompute and the MoE layers' waits
+  // for the host included), its exposed TP time, the context-parallel ring's exposed sends and
+  // the bytes this rank sends round the ring, the token all-to-alls and the bytes this rank
+  // sends in them.
+  std::array<std::array<StepCost, kStepStreams>, kPasses> step{};
+  StepCost& at(Pass pass, StepStream stream) {
+    return step[static_cast<size_t>(pass)][static_cast<size_t>(stream)];
+  }
+  const StepCost& at(Pass pass, StepStream stream) const {
+    return step[static_cast<size_t>(pass)][static_cast<size_t>(stream)];
+  }
   double dp_s = 0;              // gradient synchronisation over the data-parallel group
   int64_t dp_buckets = 1;       // the synchronisation runs as this many equal buckets
   double dp_bytes = 0;          // gradient bytes reduced

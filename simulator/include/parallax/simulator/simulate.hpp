@@ -6,7 +6,10 @@
 // for the exposed share of its transfer (blocking p2p, as Megatron-LM's schedules). After a rank's
 // last backward its gradients are reduced over the data-parallel group in buckets (the profile's
 // overlapped share runs under that backward), then the optimizer steps.
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <vector>
 
 #include "parallax/simulator/sim_inputs.hpp"
@@ -23,15 +26,66 @@ enum class SimOpKind : int8_t {
   send_gradient,
   dp_bucket,
   embedding_sync,
-  shard_forward,   // exposed ZeRO-3 / FSDP gathers of a forward step (dp stream)
-  shard_backward,  // exposed ZeRO-2/3 gathers and reduce-scatters of a backward step (dp stream)
+  shard_forward,
+  shard_backward,
   optimizer,
-  cp_forward,   // exposed context-parallel ring sends of a forward step (cp stream)
-  cp_backward,  // of a backward step, the recomputed forward's included
-  ep_forward,   // mixture of experts: the token all-to-alls of a forward step (ep stream)
-  ep_backward   // of a backward step, the recomputed forward's included
-
+  cp_forward,
+  cp_backward,
+  ep_forward,
+  ep_backward
 };
+
+struct SimOpKindInfo {
+  SimOpKind kind;
+  const char* name;  // the trace's event name
+  char timeline;     // its character in text_timeline ('\0': not drawn)
+};
+
+inline constexpr SimOpKindInfo kSimOpKinds[] = {
+    {SimOpKind::forward, "F", 'F'},
+    {SimOpKind::backward, "B", 'B'},
+    {SimOpKind::tp_forward, "tp F", 'f'},
+    {SimOpKind::tp_backward, "tp B", 'b'},
+    {SimOpKind::send_activation, "send act", '\0'},
+    {SimOpKind::send_gradient, "send grad", '\0'},
+    {SimOpKind::dp_bucket, "dp bucket", '\0'},
+    {SimOpKind::embedding_sync, "embedding sync", '\0'},
+    // exposed ZeRO-3 / FSDP gathers of a forward step; ZeRO-2/3 gathers and reduce-scatters of a
+    // backward step
+    {SimOpKind::shard_forward, "shard F", '\0'},
+    {SimOpKind::shard_backward, "shard B", '\0'},
+    {SimOpKind::optimizer, "optimizer", 'o'},
+    // exposed context-parallel ring sends of a step (the backward's: its recomputed forward's too)
+    {SimOpKind::cp_forward, "cp F", '\0'},
+    {SimOpKind::cp_backward, "cp B", '\0'},
+    // mixture of experts: the token all-to-alls of a step
+    {SimOpKind::ep_forward, "ep F", '\0'},
+    {SimOpKind::ep_backward, "ep B", '\0'},
+};
+
+constexpr bool sim_op_kinds_in_order() {
+  for (size_t i = 0; i < std::size(kSimOpKinds); ++i) {
+    if (static_cast<size_t>(kSimOpKinds[i].kind) != i) return false;
+  }
+  return true;
+}
+static_assert(sim_op_kinds_in_order(), "kSimOpKinds lists the kinds in SimOpKind's order");
+
+// The ops of one step, per StepStream (RankCosts::step): the stream each is drawn on and its kind
+// in each pass.
+struct StepOpInfo {
+  SimStream stream;
+  SimOpKind kinds[kPasses];
+};
+
+inline constexpr std::array<StepOpInfo, kStepStreams> kStepOps = {{
+    {SimStream::dp, {SimOpKind::shard_forward, SimOpKind::shard_backward}},
+    {SimStream::compute, {SimOpKind::forward, SimOpKind::backward}},
+    {SimStream::tp, {SimOpKind::tp_forward, SimOpKind::tp_backward}},
+    {SimStream::cp, {SimOpKind::cp_forward, SimOpKind::cp_backward}},
+    {SimStream::ep, {SimOpKind::ep_forward, SimOpKind::ep_backward}},
+}};
+
 const char* to_string(SimStream s);
 const char* to_string(SimOpKind k);
 

@@ -14,6 +14,7 @@
 #include "parallax/core/attention_kernel_io.hpp"
 #include "parallax/core/enum_names.hpp"
 #include "parallax/core/error.hpp"
+#include "parallax/core/plan_fields.hpp"
 #include "parallax/core/presets.hpp"
 
 namespace parallax {
@@ -67,20 +68,9 @@ std::string nonempty_string_or(JsonObjectReader& r, const std::string& key, std:
   return nonempty_string(r, key);
 }
 
-// The spelling was already checked against the allowed list, so a match always exists.
-template <class E, size_t N>
-E enum_from(const std::string& spelling, const std::array<E, N>& all) {
-  for (E e : all)
-    if (spelling == to_string(e)) return e;
-  return all[0];
-}
-
-constexpr std::array kDtypes{Dtype::fp32, Dtype::tf32, Dtype::bf16, Dtype::fp16, Dtype::fp8};
 constexpr std::array kActivations{Activation::gelu, Activation::swiglu};
 constexpr std::array kPositions{Position::learned, Position::rope, Position::alibi};
 constexpr std::array kNorms{Norm::layernorm, Norm::rmsnorm};
-constexpr std::array kRecomputes{Recompute::none, Recompute::selective, Recompute::full};
-constexpr std::array kSchedules{Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved};
 constexpr std::array kExporters{Exporter::none, Exporter::megatron, Exporter::deepspeed,
                                 Exporter::parallax};
 constexpr std::array kParamBytes{ParamBytesConvention::b16, ParamBytesConvention::b18,
@@ -467,35 +457,22 @@ void read_split_accounting(JsonObjectReader& r, PlanSpec& p) {
 }
 
 PlanSpec read_plan(JsonObjectReader& r) {
-  expect_keys(r, {"tp", "cp", "pp", "dp", "ep", "etp", "moe_dispatcher", "vpp", "microbatch_group", "micro_batch", "num_micro_batches",
-                  "sequence_parallel", "recompute", "recompute_layers", "zero", "schedule", "order",
-                  "first_stage_layers", "last_stage_layers", "account_for_embedding_in_pipeline_split",
-                  "account_for_loss_in_pipeline_split"});
+  for (const PlanField& f : plan_fields()) r.ignore(f.key);  // the keys known: any other is refused
+  r.finish();
   PlanSpec p;
-  p.tp = r.get_int("tp", 1, Limits::max_gpus);
-  p.cp = r.get_int_or("cp", 1, Limits::max_gpus, 1);
-  p.pp = r.get_int("pp", 1, Limits::max_gpus);
-  p.dp = r.get_int("dp", 1, Limits::max_gpus);
-  p.ep = r.get_int_or("ep", 1, Limits::max_gpus, 1);
-  p.etp = r.get_int_or("etp", 1, Limits::max_gpus, 0);
-  p.moe_dispatcher = read_moe_dispatcher(r, "moe_dispatcher");
-  p.vpp = r.get_int_or("vpp", 1, Limits::max_layers, 1);
-  p.microbatch_group = r.get_int_or("microbatch_group", 1, Limits::max_global_batch, 0);
-  p.micro_batch = r.get_int("micro_batch", 1, Limits::max_global_batch);
-  p.num_micro_batches = r.get_int_or("num_micro_batches", 1, Limits::max_global_batch, 0);
-  p.sequence_parallel = r.get_bool_or("sequence_parallel", false);
-  p.recompute = read_enum_or(r, "recompute", kRecomputes, Recompute::none);
-  p.recompute_layers = r.get_int_or("recompute_layers", 0, Limits::max_layers, 0);
-  p.zero = r.get_int_or("zero", 0, 3, 0);
-  p.first_stage_layers = r.get_int_or("first_stage_layers", 0, Limits::max_layers, 0);
-  p.last_stage_layers = r.get_int_or("last_stage_layers", 0, Limits::max_layers, 0);
-  read_split_accounting(r, p);
-  p.schedule = read_enum_or(r, "schedule", kSchedules,
-                            p.vpp > 1 ? Schedule::interleaved : Schedule::one_f_one_b);
-  p.order = r.get_string_or("order", p.order);
-  if (!is_valid_order(p.order))
-    r.fail("order", "must be tp, dp and pp (and optionally cp), each once, joined by '-' (got " +
-                        describe_value(json(p.order)) + ")");
+  for (const PlanField& f : plan_fields()) {
+    switch (f.type) {
+      case FieldType::integer:
+        p.*f.integer = f.required ? r.get_int(f.key, f.min, f.max) : r.get_int_or(f.key, f.min, f.max, f.absent);
+        break;
+      case FieldType::on_off:
+        p.*f.on_off = r.get_bool_or(f.key, false);
+        break;
+      case FieldType::name:
+        f.read(r, p);
+        break;
+    }
+  }
   return p;
 }
 

@@ -3,6 +3,7 @@
 
 #include "model_json_parts.hpp"
 #include "parallax/core/enum_names.hpp"
+#include "parallax/core/plan_fields.hpp"
 #include "parallax/core/spec_json.hpp"
 
 namespace parallax {
@@ -104,32 +105,23 @@ json to_json(const JobSpec& j) {
   return out;
 }
 
+// Every field, or, where the field says so, only where it differs from what its absence reads as,
+// so that the files of plans without it stay as they were (plan_fields.cpp).
 json to_json(const PlanSpec& p) {
-  json out = {{"tp", p.tp},
-              {"pp", p.pp},
-              {"dp", p.dp},
-              {"vpp", p.vpp},
-              {"micro_batch", p.micro_batch},
-              {"sequence_parallel", p.sequence_parallel},
-              {"recompute", to_string(p.recompute)},
-              {"recompute_layers", p.recompute_layers},
-              {"zero", p.zero},
-              {"first_stage_layers", p.first_stage_layers},
-              {"last_stage_layers", p.last_stage_layers},
-              {"schedule", to_string(p.schedule)},
-              {"order", p.order}};
-  // Written only with context parallelism, so the files of plans without it stay as they were.
-  if (p.cp != 1) out["cp"] = p.cp;
-  // Likewise expert parallelism and an expert tensor-parallel size of its own.
-  if (p.ep != 1) out["ep"] = p.ep;
-  if (p.etp != 0) out["etp"] = p.etp;
-  if (p.moe_dispatcher != MoeDispatcher::alltoall) out["moe_dispatcher"] = to_string(p.moe_dispatcher);
-  if (p.embedding_in_split) out["account_for_embedding_in_pipeline_split"] = true;
-  if (p.loss_in_split) out["account_for_loss_in_pipeline_split"] = true;
-  // 0 means "derive from the batch": left out, so that reading the output gives 0 again.
-  if (p.num_micro_batches != 0) out["num_micro_batches"] = p.num_micro_batches;
-  // 0 means pp, Megatron's default: left out, so files of plans without groups stay as they were.
-  if (p.microbatch_group != 0) out["microbatch_group"] = p.microbatch_group;
+  json out = json::object();
+  for (const PlanField& f : plan_fields()) {
+    switch (f.type) {
+      case FieldType::integer:
+        if (f.always_written || p.*f.integer != f.absent) out[f.key] = p.*f.integer;
+        break;
+      case FieldType::on_off:
+        if (f.always_written || p.*f.on_off) out[f.key] = p.*f.on_off;
+        break;
+      case FieldType::name:
+        if (const std::string s = f.spelling(p); f.always_written || s != f.omitted_spelling) out[f.key] = s;
+        break;
+    }
+  }
   return out;
 }
 

@@ -9,6 +9,9 @@ namespace parallax {
 
 enum class Dtype { fp32, tf32, bf16, fp16, fp8 };
 inline constexpr int kDtypeCount = 5;
+// Every dtype, in the enum's order: what the readers accept and the writers loop over.
+inline constexpr std::array<Dtype, kDtypeCount> kDtypes{Dtype::fp32, Dtype::tf32, Dtype::bf16, Dtype::fp16,
+                                                        Dtype::fp8};
 
 struct GpuSpec {
   std::string name;

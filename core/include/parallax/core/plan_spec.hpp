@@ -24,6 +24,11 @@ enum class MoeDispatcher { alltoall, deepep, hybridep };
 inline constexpr std::array<MoeDispatcher, 3> kMoeDispatchers = {MoeDispatcher::alltoall, MoeDispatcher::deepep,
                                                                    MoeDispatcher::hybridep};
 
+// Every recompute mode and schedule, in the enums' order: what the readers accept.
+inline constexpr std::array<Recompute, 3> kRecomputes = {Recompute::none, Recompute::selective, Recompute::full};
+inline constexpr std::array<Schedule, 3> kSchedules = {Schedule::gpipe, Schedule::one_f_one_b,
+                                                       Schedule::interleaved};
+
 struct PlanSpec {
   int64_t tp = 1;
   // Context parallelism: the sequence of every micro-batch split over cp ranks, causally load

@@ -41,7 +41,7 @@ Resolved resolve_megatron(const PredictArgs& a) {
   base.cluster = j.cluster;
   base.gpus = j.gpus;
   base.job = j.job;
-  base.plan.order = a.plan.order;
+  base.plan.order = a.plan.value("order");
   const MegatronImport imp = import_megatron_command(text, base);
   // One note per list of arguments the prediction does not take, what they are said after it.
   auto note = [](const std::vector<std::string>& args, const char* what) {
@@ -89,7 +89,7 @@ Resolved resolve_nemo(const PredictArgs& a) {
     base.cluster = j.cluster;
     base.gpus = n.nodes * n.devices;
     base.job = j.job;
-    base.plan.order = a.plan.order;
+    base.plan.order = a.plan.value("order");
     PlanFile f = import_megatron_args(n.megatron_args, base).file;
     f.model.name = n.name;
     f.model.source = "NeMo config " + n.path;

@@ -4,11 +4,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <sstream>
 
 #include "parallax/core/error.hpp"
+#include "parallax/core/plan_fields.hpp"
 #include "parallax/core/spec_json.hpp"
 #include "launch_args.hpp"
 #include "megatron_moe.hpp"
@@ -57,6 +59,20 @@ void add_rope(std::vector<std::string>& a, const ModelSpec& m) {
 
 }  // namespace
 
+// The plan fields' one-to-one Megatron-LM flags (plan_fields.hpp), in `keys`' order, each where
+// the plan differs from what the flag's absence means: a switch that is on, an integer other than
+// its absent value (a field every plan gives, always).
+void add_plan_flags(std::vector<std::string>& a, const PlanSpec& p, std::initializer_list<const char*> keys) {
+  for (const char* key : keys) {
+    const PlanField& field = *plan_field(key);
+    if (field.type == FieldType::on_off) {
+      if (p.*field.on_off) a.push_back(field.megatron_flag);
+    } else if (field.required || p.*field.integer != field.absent) {
+      add(a, field.megatron_flag, p.*field.integer);
+    }
+  }
+}
+
 std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& data) {
   const ModelSpec& m = f.model;
   const PlanSpec& p = f.plan;
@@ -72,25 +88,18 @@ std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& da
   // What the plan's stack cannot run, as the planner refuses it (its capability table).
   validate_plan(m, f.cluster, f.job, p, f.gpus, "export");
   std::vector<std::string> a;
-  add(a, "--tensor-model-parallel-size", p.tp);
-  add(a, "--pipeline-model-parallel-size", p.pp);
-  if (p.cp > 1) {
-    add(a, "--context-parallel-size", p.cp);
-    // The stack's ring, where its arguments name one (Megatron-Core's --cp-comm-type).
-    if (!f.job.capabilities.cp_comm_type.empty()) {
-      a.push_back("--cp-comm-type");
-      a.push_back(f.job.capabilities.cp_comm_type);
-    }
+  add_plan_flags(a, p, {"tp", "pp", "cp"});
+  // The stack's ring, where its arguments name one (Megatron-Core's --cp-comm-type).
+  if (p.cp > 1 && !f.job.capabilities.cp_comm_type.empty()) {
+    a.push_back("--cp-comm-type");
+    a.push_back(f.job.capabilities.cp_comm_type);
   }
-  if (p.first_stage_layers > 0) add(a, "--decoder-first-pipeline-num-layers", p.first_stage_layers);
-  if (p.last_stage_layers > 0) add(a, "--decoder-last-pipeline-num-layers", p.last_stage_layers);
-  if (p.embedding_in_split) a.push_back("--account-for-embedding-in-pipeline-split");
-  if (p.loss_in_split) a.push_back("--account-for-loss-in-pipeline-split");
+  add_plan_flags(a, p, {"first_stage_layers", "last_stage_layers", "account_for_embedding_in_pipeline_split",
+                        "account_for_loss_in_pipeline_split"});
   if (p.vpp > 1) add(a, "--num-layers-per-virtual-pipeline-stage", split_layers / (p.pp * p.vpp));
   if (p.microbatch_group != 0 && p.microbatch_group != p.pp)
     add(a, "--microbatch-group-size-per-virtual-pipeline-stage", p.microbatch_group);
-  if (p.sequence_parallel) a.push_back("--sequence-parallel");
-  add(a, "--micro-batch-size", p.micro_batch);
+  add_plan_flags(a, p, {"sequence_parallel", "micro_batch"});
   add(a, "--global-batch-size", f.job.global_batch);
   if (p.recompute == Recompute::selective) {
     a.insert(a.end(), {"--recompute-granularity", "selective"});
@@ -315,6 +324,19 @@ MegatronImport import_megatron_args(const std::vector<std::string>& tokens, cons
 
 namespace {
 
+// A plan field's one-to-one Megatron-LM flag (plan_fields.hpp): a switch's presence, an integer's
+// value (at least the field's minimum).
+template <class Integer>
+void read_plan_flag(const PlanField& field, Integer integer, PlanSpec& p) {
+  if (field.type == FieldType::on_off) {
+    p.*field.on_off = true;
+    return;
+  }
+  p.*field.integer = integer();
+  if (p.*field.integer < field.min)
+    throw InputError("megatron args", field.megatron_flag, "must be >= " + std::to_string(field.min));
+}
+
 PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
                     std::vector<std::string>* ignored) {
   PlanFile f = base;
@@ -359,15 +381,8 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
       }
     };
     auto integer = [&]() { return launch_args::parse_int(a, value()); };
-    if (a == "--tensor-model-parallel-size") p.tp = integer();
-    else if (a == "--pipeline-model-parallel-size") p.pp = integer();
+    if (const PlanField* field = plan_field_of_megatron_flag(a)) read_plan_flag(*field, integer, p);
     else if (a == "--num-layers-per-virtual-pipeline-stage") layers_per_virtual = integer();
-    else if (a == "--decoder-first-pipeline-num-layers") p.first_stage_layers = integer();
-    else if (a == "--decoder-last-pipeline-num-layers") p.last_stage_layers = integer();
-    else if (a == "--sequence-parallel") p.sequence_parallel = true;
-    else if (a == "--account-for-embedding-in-pipeline-split") p.embedding_in_split = true;
-    else if (a == "--account-for-loss-in-pipeline-split") p.loss_in_split = true;
-    else if (a == "--micro-batch-size") p.micro_batch = integer();
     else if (a == "--global-batch-size") f.job.global_batch = integer();
     else if (a == "--recompute-granularity") {
       const std::string g = value();
@@ -439,9 +454,6 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
       virtual_stages = integer();
     } else if (a == "--train-samples") {
       train_samples = integer();
-    } else if (a == "--context-parallel-size") {
-      p.cp = integer();
-      if (p.cp < 1) throw InputError("megatron args", a, "must be >= 1");
     } else if (a == "--cp-comm-type") {
       // Megatron-Core takes one type, or one per layer; Parallax models the p2p ring.
       std::vector<std::string> types{value()};

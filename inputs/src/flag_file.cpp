@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "parallax/core/plan_fields.hpp"
 #include "parallax/inputs/recipe.hpp"
 
 namespace parallax::flag_file {
@@ -10,47 +11,33 @@ namespace {
 using Setter = std::function<void(PlanOptions&, const std::string&)>;
 
 const std::map<std::string, Setter>& setters() {
-  static const std::map<std::string, Setter> s = {
-      {"model", [](PlanOptions& o, const std::string& v) { o.model = v; }},
-      {"cluster", [](PlanOptions& o, const std::string& v) { o.cluster = v; }},
-      {"nodes", [](PlanOptions& o, const std::string& v) { o.nodes = v; }},
-      {"gpus", [](PlanOptions& o, const std::string& v) { o.gpus = v; }},
-      {"global_batch", [](PlanOptions& o, const std::string& v) { o.global_batch = v; }},
-      {"seq_len", [](PlanOptions& o, const std::string& v) { o.seq_len = v; }},
-      {"tp", [](PlanOptions& o, const std::string& v) { o.tp = v; }},
-      {"pp", [](PlanOptions& o, const std::string& v) { o.pp = v; }},
-      {"cp", [](PlanOptions& o, const std::string& v) { o.cp = v; }},
-      {"ep", [](PlanOptions& o, const std::string& v) { o.ep = v; }},
-      {"etp", [](PlanOptions& o, const std::string& v) { o.etp = v; }},
-      {"moe_dispatcher", [](PlanOptions& o, const std::string& v) { o.moe_dispatcher = v; }},
-      {"vpp", [](PlanOptions& o, const std::string& v) { o.vpp = v; }},
-      {"microbatch_group", [](PlanOptions& o, const std::string& v) { o.microbatch_group = v; }},
-      {"mbs", [](PlanOptions& o, const std::string& v) { o.mbs = v; }},
-      {"recompute", [](PlanOptions& o, const std::string& v) { o.recompute = v; }},
-      {"recompute_layers", [](PlanOptions& o, const std::string& v) { o.recompute_layers = v; }},
-      {"zero", [](PlanOptions& o, const std::string& v) { o.zero = v; }},
-      {"first_stage_layers", [](PlanOptions& o, const std::string& v) { o.first_stage_layers = v; }},
-      {"last_stage_layers", [](PlanOptions& o, const std::string& v) { o.last_stage_layers = v; }},
-      {"schedule", [](PlanOptions& o, const std::string& v) { o.schedule = v; }},
-      {"order", [](PlanOptions& o, const std::string& v) { o.order = v; }},
-      {"dtype", [](PlanOptions& o, const std::string& v) { o.dtype = v; }},
-      {"bytes_per_param", [](PlanOptions& o, const std::string& v) { o.bytes_per_param = v; }},
-      {"stack", [](PlanOptions& o, const std::string& v) { o.framework = v; }},
-      {"attention_kernel", [](PlanOptions& o, const std::string& v) { o.attention_kernel = v; }},
-      {"attention", [](PlanOptions& o, const std::string& v) { o.attention = v; }},
-      {"tokens", [](PlanOptions& o, const std::string& v) { o.tokens = v; }},
-      {"price", [](PlanOptions& o, const std::string& v) { o.price = v; }},
-      {"profile", [](PlanOptions& o, const std::string& v) { o.profile = v; }},
-  };
+  // The job's options (job_options()) and the plan's fields that have a flag of their own and
+  // take a value (plan_fields.hpp), by recipe key.
+  static const std::map<std::string, Setter> s = [] {
+    std::map<std::string, Setter> all;
+    for (const JobOption& j : job_options()) {
+      std::string PlanOptions::*member = j.value;
+      all.emplace(recipe_key(j.flag), [member](PlanOptions& o, const std::string& v) { o.*member = v; });
+    }
+    for (const PlanField& f : plan_fields()) {
+      if (f.derived || f.type == FieldType::on_off) continue;
+      const std::string key = f.key;
+      all.emplace(recipe_key(f.flag), [key](PlanOptions& o, const std::string& v) { o.value(key) = v; });
+    }
+    return all;
+  }();
   return s;
 }
 
-// The flags that take no value: true or false in a recipe.
-const std::map<std::string, bool PlanOptions::*>& switches() {
-  static const std::map<std::string, bool PlanOptions::*> s = {
-      {"sp", &PlanOptions::sp},
-      {"account_for_embedding_in_pipeline_split", &PlanOptions::embedding_in_split},
-      {"account_for_loss_in_pipeline_split", &PlanOptions::loss_in_split}};
+// The flags that take no value, true or false in a recipe: the plan's switches, by recipe key,
+// and their JSON keys.
+const std::map<std::string, std::string>& switches() {
+  static const std::map<std::string, std::string> s = [] {
+    std::map<std::string, std::string> keys;
+    for (const PlanField& f : plan_fields())
+      if (f.type == FieldType::on_off) keys.emplace(recipe_key(f.flag), f.key);
+    return keys;
+  }();
   return s;
 }
 
@@ -100,7 +87,7 @@ void apply_job_keys(const std::string& path, const YAML::Node& doc, PlanOptions&
     if (const auto sw = switches().find(key); sw != switches().end()) {
       if (!v.IsScalar() || (v.Scalar() != "true" && v.Scalar() != "false"))
         throw InputError(path, "$." + key, "must be true or false");
-      o.*(sw->second) = v.Scalar() == "true";
+      o.value(sw->second) = v.Scalar();
       continue;
     }
     const auto it = setters().find(key);

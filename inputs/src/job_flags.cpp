@@ -1,10 +1,14 @@
 // Resolution of the job and plan flags into validated specs, shared by the CLI and the GUI.
 #include "parallax/inputs/job_flags.hpp"
 
+#include <algorithm>
 #include <map>
+#include <span>
+#include <stdexcept>
 #include <utility>
 
 #include "parallax/core/error.hpp"
+#include "parallax/core/plan_fields.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/core/spec_json.hpp"
 #include "parallax/inputs/flag_values.hpp"
@@ -13,46 +17,107 @@
 namespace parallax {
 namespace {
 
-// Which flag sets each field validate_plan may complain about.
+// Which flag sets each field validate_plan may complain about: a plan field's own (or, for a
+// derived one, the flag it comes from), a job option's, or one of these.
 std::string flag_for_path(const std::string& path) {
-  static const std::map<std::string, std::string> table = {
-      {"$.gpus", "--gpus"},
-      {"$.plan", "--gpus"},
-      {"$.plan.tp", "--tp"},
-      {"$.plan.pp", "--pp"},
-      {"$.plan.cp", "--cp"},
-      {"$.plan.ep", "--ep"},
-      {"$.plan.etp", "--etp"},
-      {"$.plan.moe_dispatcher", "--moe-dispatcher"},
-      {"$.plan.dp", "--gpus"},
-      {"$.plan.vpp", "--vpp"},
-      {"$.plan.microbatch_group", "--microbatch-group"},
-      {"$.plan.micro_batch", "--mbs"},
-      {"$.plan.num_micro_batches", "--global-batch"},
-      {"$.plan.sequence_parallel", "--sp"},
-      {"$.plan.recompute", "--recompute"},
-      {"$.plan.recompute_layers", "--recompute-layers"},
-      {"$.plan.zero", "--zero"},
-      {"$.plan.first_stage_layers", "--first-stage-layers"},
-      {"$.plan.last_stage_layers", "--last-stage-layers"},
-      {"$.plan.account_for_embedding_in_pipeline_split", "--account-for-embedding-in-pipeline-split"},
-      {"$.plan.account_for_loss_in_pipeline_split", "--account-for-loss-in-pipeline-split"},
-      {"$.plan.schedule", "--schedule"},
-      {"$.plan.order", "--order"},
-      {"$.job.global_batch", "--global-batch"},
-      {"$.model.moe.num_experts", "--model"},
-      {"$.job.dtype", "--dtype"},
-      {"$.job.bytes_per_param", "--bytes-per-param"},
-      {"$.job.framework", "--stack"},
-      {"$.job.attention", "--attention"},
-      {"$.job.tokens", "--tokens"},
-      {"$.job.price_per_gpu_hour_usd", "--price"},
-  };
-  auto it = table.find(path);
-  return it == table.end() ? path : it->second;
+  if (path == "$.plan") return "--gpus";
+  if (path == "$.model.moe.num_experts") return "--model";
+  if (path.rfind("$.plan.", 0) == 0) {
+    if (const PlanField* f = plan_field(std::string_view(path).substr(7))) return f->flag;
+  }
+  for (const JobOption& j : job_options())
+    if (j.json_path != nullptr && path == j.json_path) return j.flag;
+  return path;
+}
+
+// The plan as the flags give it, as a plan file writes it: each field that has a flag, parsed
+// by its rule (an integer flag takes the field's "absent" value too: etp 0 = tp), and left out
+// where a file would leave it out; dp from the GPUs.
+nlohmann::json plan_json(const PlanOptions& o, int64_t gpus) {
+  const int64_t tp = parse_int("--tp", o.value("tp"), 1, Limits::max_gpus);
+  const int64_t pp = parse_int("--pp", o.value("pp"), 1, Limits::max_gpus);
+  const int64_t cp = parse_int("--cp", o.value("cp"), 1, Limits::max_gpus);
+  if (gpus % (tp * cp * pp) != 0) {
+    const std::string product = cp > 1 ? "tp * cp * pp = " : "tp * pp = ";
+    throw InputError("command line", "--gpus",
+                     "must be divisible by " + product + std::to_string(tp * cp * pp) + " (got " +
+                         std::to_string(gpus) + ")");
+  }
+  nlohmann::json plan = {{"dp", gpus / (tp * cp * pp)}};
+  const std::span<const PlanField> fields = plan_fields();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const PlanField& f = fields[i];
+    const std::string& text = o.plan.at(i);
+    if (f.derived) continue;
+    switch (f.type) {
+      case FieldType::integer: {
+        const int64_t v = parse_int(f.flag, text, std::min(f.min, f.absent), f.max);
+        if (f.required || v != f.absent || f.always_written) plan[f.key] = v;
+        break;
+      }
+      case FieldType::on_off:
+        if (text == "true") plan[f.key] = true;
+        break;
+      case FieldType::name:  // empty: absent where the flag has no default (--schedule)
+        if ((!text.empty() || f.flag_default[0] != '\0') && (f.always_written || text != f.omitted_spelling))
+          plan[f.key] = text;
+        break;
+    }
+  }
+  return plan;
 }
 
 }  // namespace
+
+std::span<const JobOption> job_options() {
+  static const JobOption options[] = {
+      {&PlanOptions::model, "--model", nullptr, "model preset name or JSON file", true, nullptr},
+      {&PlanOptions::cluster, "--cluster", nullptr, "cluster preset name or JSON file", true, nullptr},
+      {&PlanOptions::nodes, "--nodes", nullptr,
+       "the cluster at this many nodes (up to what its fabric joins; default: its own)", false, nullptr},
+      {&PlanOptions::gpus, "--gpus", nullptr, "GPUs used (tp * cp * pp * dp)", true, "$.gpus"},
+      {&PlanOptions::global_batch, "--global-batch", nullptr, "sequences per iteration", true,
+       "$.job.global_batch"},
+      {&PlanOptions::seq_len, "--seq-len", nullptr, "tokens per sequence (default: the model's)", false, nullptr},
+      {&PlanOptions::dtype, "--dtype", nullptr, "training dtype: fp32|tf32|bf16|fp16|fp8", true, "$.job.dtype"},
+      {&PlanOptions::bytes_per_param, "--bytes-per-param", nullptr,
+       "weights+grads+optimizer bytes per parameter: 16|18|20", true, "$.job.bytes_per_param"},
+      {&PlanOptions::framework, "--stack", "--framework",
+       "software stack: presets/stacks/ says how it computes attention, the profile holds its scale "
+       "(default: the profile's, megatron-lm on the GPU profiles)",
+       false, "$.job.framework"},
+      {&PlanOptions::attention_kernel, "--attention-kernel", nullptr,
+       "fused attention kernel (presets/attention/: flash-attention-2, flash-attention-3, cudnn, "
+       "triton-flash) or JSON file; default: the stack's for the GPU",
+       false, nullptr},
+      {&PlanOptions::attention, "--attention", nullptr,
+       "the attention core, overriding the stack's: fused (blocked, no s x s scores; the executor's CPU "
+       "backend runs its own blocked kernel) or unfused",
+       false, "$.job.attention"},
+      {&PlanOptions::tokens, "--tokens", nullptr, "total training tokens", false, "$.job.tokens"},
+      {&PlanOptions::price, "--price", nullptr, "price per GPU-hour (USD)", false, "$.job.price_per_gpu_hour_usd"},
+      {&PlanOptions::profile, "--profile", nullptr, "efficiency profile preset or JSON file (default: the cluster's)",
+       false, nullptr},
+  };
+  return options;
+}
+
+std::vector<std::string> default_plan_values() {
+  std::vector<std::string> values;
+  for (const PlanField& f : plan_fields()) values.emplace_back(f.flag_default);
+  return values;
+}
+
+std::string& PlanOptions::value(std::string_view key) {
+  const std::span<const PlanField> fields = plan_fields();
+  for (size_t i = 0; i < fields.size(); ++i)
+    if (key == fields[i].key) return plan.at(i);
+  throw std::out_of_range("PlanOptions::value: no plan field " + std::string(key));
+}
+
+const std::string& PlanOptions::value(std::string_view key) const {
+  return const_cast<PlanOptions*>(this)->value(key);
+}
 
 ResolvedJob resolve_job(const PlanOptions& o) { return resolve_job(o, load_model(o.model)); }
 
@@ -126,43 +191,7 @@ Resolved resolve(const PlanOptions& o) {
   f.job = rj.job;
   r.profile = rj.profile;
 
-  const int64_t tp = parse_int("--tp", o.tp, 1, Limits::max_gpus);
-  const int64_t pp = parse_int("--pp", o.pp, 1, Limits::max_gpus);
-  const int64_t cp = parse_int("--cp", o.cp, 1, Limits::max_gpus);
-  if (f.gpus % (tp * cp * pp) != 0) {
-    const std::string product = cp > 1 ? "tp * cp * pp = " : "tp * pp = ";
-    throw InputError("command line", "--gpus",
-                     "must be divisible by " + product + std::to_string(tp * cp * pp) + " (got " +
-                         std::to_string(f.gpus) + ")");
-  }
-  nlohmann::json plan = {{"tp", tp},
-                         {"cp", cp},
-                         {"pp", pp},
-                         {"dp", f.gpus / (tp * cp * pp)},
-                         {"ep", parse_int("--ep", o.ep, 1, Limits::max_gpus)},
-                         {"vpp", parse_int("--vpp", o.vpp, 1, Limits::max_layers)},
-                         {"micro_batch", parse_int("--mbs", o.mbs, 1, Limits::max_global_batch)},
-                         {"sequence_parallel", o.sp},
-                         {"recompute", o.recompute},
-                         {"recompute_layers",
-                          parse_int("--recompute-layers", o.recompute_layers, 0, Limits::max_layers)},
-                         {"zero", parse_int("--zero", o.zero, 0, 3)},
-                         {"first_stage_layers", parse_int("--first-stage-layers", o.first_stage_layers,
-                                                          0, Limits::max_layers)},
-                         {"last_stage_layers", parse_int("--last-stage-layers", o.last_stage_layers,
-                                                         0, Limits::max_layers)},
-                         {"order", o.order}};
-  if (!o.schedule.empty()) plan["schedule"] = o.schedule;
-  // Left out when off, as plan files leave them out.
-  if (o.embedding_in_split) plan["account_for_embedding_in_pipeline_split"] = true;
-  if (o.loss_in_split) plan["account_for_loss_in_pipeline_split"] = true;
-  // alltoall, the default, is left out, as plan files leave it out.
-  if (o.moe_dispatcher != "alltoall") plan["moe_dispatcher"] = o.moe_dispatcher;
-  // 0, the default, means tp (Megatron-Core's): left out, as plan files leave it out.
-  if (const int64_t etp = parse_int("--etp", o.etp, 0, Limits::max_gpus); etp > 0) plan["etp"] = etp;
-  // 0, the default, means pp: left out, as plan files leave it out.
-  if (const int64_t g = parse_int("--microbatch-group", o.microbatch_group, 0, Limits::max_global_batch); g > 0)
-    plan["microbatch_group"] = g;
+  nlohmann::json plan = plan_json(o, f.gpus);
   if (o.global_batch.empty())
     f.job.global_batch = plan["micro_batch"].get<int64_t>() * plan["dp"].get<int64_t>();
   try {

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "../core/core_test_util.hpp"  // require_input_error
+#include "parallax/core/plan_fields.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/inputs/flag_values.hpp"
 #include "parallax/inputs/job_flags.hpp"
@@ -88,7 +89,31 @@ TEST_CASE("inputs: bad flags are refused naming the flag", "[inputs]") {
   o.gpus = "4481";  // the superpod has 560 nodes x 8 = 4480 GPUs
   require_input_error([&] { (void)resolve_job(o); }, "--gpus", {"4480 GPUs", "4481"});
   PlanOptions tp5;
-  tp5.tp = std::string("5");
-  tp5.pp = std::string("7");
+  tp5.value("tp") = std::string("5");
+  tp5.value("pp") = std::string("7");
   require_input_error([&] { (void)resolve(tp5); }, "--tp", {"heads", "divisible"});
+}
+
+TEST_CASE("inputs: every plan flag sets its own field, and a bad value is refused naming it", "[inputs]") {
+  // The published MT-NLG plan (the default options) with one flag off its default resolves to the
+  // published plan with that field changed; a value past the field's rule names the flag.
+  const PlanSpec published = resolve(PlanOptions{}).file.plan;
+  PlanOptions zero1;
+  zero1.value("zero") = "1";
+  PlanSpec expected = published;
+  expected.zero = 1;
+  CHECK(resolve(zero1).file.plan == expected);
+  PlanOptions sp;
+  sp.value("sequence_parallel") = "true";
+  expected = published;
+  expected.sequence_parallel = true;
+  CHECK(resolve(sp).file.plan == expected);
+  for (const PlanField& f : plan_fields()) {
+    if (f.derived || f.type != FieldType::integer) continue;
+    INFO(f.key);
+    PlanOptions o;
+    o.value(f.key) = std::to_string(f.max + 1);
+    require_input_error([&] { (void)resolve(o); }, f.flag, {std::to_string(f.max + 1)});
+  }
+  CHECK_THROWS_AS(PlanOptions{}.value("no_such_field"), std::out_of_range);
 }

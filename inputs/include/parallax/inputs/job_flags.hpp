@@ -4,12 +4,18 @@
 // flag as its path, so the CLI and the GUI report bad input with the same one-line message.
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "parallax/core/plan_file.hpp"
 #include "parallax/costmodel/profile.hpp"
 
 namespace parallax {
+
+// Every plan field's flag default (plan_fields.hpp), in the fields' order.
+std::vector<std::string> default_plan_values();
 
 // The job and plan flags as typed; the defaults are the MT-NLG 530B setting. An empty `gpus` is
 // all of the cluster's GPUs; an empty `global_batch` (resolve only) one micro-batch per
@@ -21,27 +27,12 @@ struct PlanOptions {
   std::string gpus = "2240";
   std::string global_batch = "1920";
   std::string seq_len;  // tokens per sequence; empty = the model's
-  std::string tp = "8";
-  std::string pp = "35";
-  std::string cp = "1";  // context-parallel size
-  std::string ep = "1";   // expert-parallel size (mixture-of-experts models)
-  std::string etp = "0";  // expert tensor-parallel size; 0 = tp
-  std::string moe_dispatcher = "alltoall";  // MoE token dispatcher: alltoall | deepep | hybridep
-  std::string vpp = "1";
-  std::string microbatch_group = "0";  // interleaved: micro-batches per group; 0 = pp
-  std::string mbs = "1";
-  bool sp = false;
-  std::string recompute = "full";
-  std::string recompute_layers = "0";
-  std::string zero = "0";
-  // Uneven pipeline split (Megatron-LM --decoder-first/last-pipeline-num-layers): 0 = even.
-  std::string first_stage_layers = "0";
-  std::string last_stage_layers = "0";
-  // Megatron-Core's embedding and loss counted as layers of the pipeline split.
-  bool embedding_in_split = false;
-  bool loss_in_split = false;
-  std::string schedule;  // default: interleaved when vpp > 1, else 1f1b
-  std::string order = "tp-dp-pp";
+  // The plan's fields as typed, one per entry of plan_fields() in its order: the field's
+  // flag_default unless set, a switch's "true" or "false" ("": off), a derived field's unused.
+  std::vector<std::string> plan = default_plan_values();
+  // The value of the plan field at JSON key `key` (std::out_of_range for a key no field has).
+  std::string& value(std::string_view key);
+  const std::string& value(std::string_view key) const;
   std::string dtype = "bf16";
   std::string bytes_per_param = "18";
   std::string framework;  // the software stack; default: the profile's (EfficiencyProfile::default_stack)
@@ -52,6 +43,21 @@ struct PlanOptions {
   std::string profile;  // default: the cluster's profile
   bool operator==(const PlanOptions&) const = default;
 };
+
+// The job's flags, declared once (the plan's are plan_fields.hpp's): the option each fills, its
+// flag (and another spelling), its help, and the path of the JSON value it becomes, which an error
+// names. The CLI's options (apps/plan_options.cpp), the recipe keys (the flag's name with '_' for
+// '-', inputs/flag_file.cpp) and the flag an error names come from it.
+struct JobOption {
+  std::string PlanOptions::*value;
+  const char* flag;
+  const char* alias;      // another spelling of the flag, or nullptr
+  const char* help;
+  bool show_default;      // the help shows the default
+  const char* json_path;  // the value in the resolved file ("$.job.dtype"), or nullptr
+};
+// In the order the CLI's help lists them.
+std::span<const JobOption> job_options();
 
 struct Resolved {
   PlanFile file;

@@ -13,10 +13,11 @@
 //   recompute: selective
 //   zero: 1
 //
-// Keys: model, cluster, nodes, gpus, global_batch, tp, pp, vpp, microbatch_group, mbs, sp, recompute,
-// recompute_layers, zero, first_stage_layers, last_stage_layers, schedule, order, dtype,
-// bytes_per_param, stack, attention_kernel, attention, tokens, price, profile. A key left out takes the
-// flag's default. Errors name the file and the key ("$.tp").
+// Keys: the job's flags (model, cluster, nodes, gpus, global_batch, seq_len, dtype, bytes_per_param,
+// stack, attention_kernel, attention, tokens, price, profile) and every plan field's flag
+// (plan_fields.hpp: tp, pp, cp, ep, etp, moe_dispatcher, vpp, microbatch_group, mbs, sp, ...), each
+// the flag's name with '_' for '-'. A key left out takes the flag's default. Errors name the file
+// and the key ("$.tp").
 #include <set>
 #include <string>
 

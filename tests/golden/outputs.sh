@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # outputs.sh PARALLAX OUT_DIR: every output a refactoring must leave byte for byte as it was
 # (issue 61): plan, predict and simulate, text and JSON, for the README's default job and eleven
-# others (dense, context parallel, mixture of experts, ZeRO-3, FSDP, uneven stages); every export of
-# each job's plan; the report as HTML, Markdown and JSON; validate and validate --cross-validate
-# source, per row; the planner's sensitivity. What varies from run to run (the search's wall time) is blanked. compare.sh
+# others (dense, context parallel, mixture of experts, ZeRO-3, FSDP, uneven stages); each plan's
+# simulated timeline and Chrome trace; every export of each job's plan, and the Megatron-LM export
+# imported back; a recipe of every plan flag; the flags' help; the report as HTML, Markdown and
+# JSON; validate and validate --cross-validate source, per row; the planner's sensitivity. What varies from run to run (the search's wall time) is blanked. compare.sh
 # runs it for two binaries and diffs.
 set -euo pipefail
 [ $# -eq 2 ] || { echo "outputs: usage: outputs.sh PARALLAX OUT_DIR" >&2; exit 2; }
@@ -27,7 +28,7 @@ jobs=(
   "megatron-8.3b-v100|--model megatron-8.3b --cluster v100-dgx2h --gpus 512 --global-batch 512 --dtype fp16|--tp 8 --pp 1 --recompute full"
   "mt-nlg-530b-nemo|--model mt-nlg-530b --gpus 2240 --stack nemo|--tp 8 --pp 35 --recompute selective --sp --zero 1"
 )
-blank() { sed -E 's/in [0-9]+\.[0-9]+ s;/in (time) s;/; s/"search_time_s": [0-9.e+-]+/"search_time_s": 0/'; }
+blank() { sed -E 's|^Usage: [^ ]*parallax|Usage: parallax|; s/in [0-9]+\.[0-9]+ s;/in (time) s;/; s/"search_time_s": [0-9.e+-]+/"search_time_s": 0/'; }
 run() {  # run FILE CMD...: stdout and stderr to FILE, the exit code last
   local f="$1"; shift
   set +e
@@ -49,10 +50,44 @@ for j in "${jobs[@]}"; do
     run "$name.plan-file.out" "$px" predict $planjob $plan --out "$out/$name.planfile.json"
     run "$name.simulate.txt" "$px" simulate $planjob $plan
     run "$name.simulate.json" "$px" simulate $planjob $plan --json
+    run "$name.simulate-timeline.txt" "$px" simulate $planjob $plan --timeline --trace "$out/$name.trace.json"
     for f in megatron deepspeed slurm mpirun megatron-deepspeed; do
       run "$name.export-$f.txt" "$px" export --plan "$out/$name.planfile.json" --format "$f"
     done
+    # The Megatron-LM importer, on the export (the job's cluster and GPUs still given).
+    cluster=$(sed -nE 's/.*--cluster ([^ ]+).*/\1/p' <<<"$planjob")
+    gpus=$(sed -nE 's/.*--gpus ([^ ]+).*/\1/p' <<<"$planjob $plan")
+    stack=$(sed -nE 's/.*--stack ([^ ]+).*/\1/p' <<<"$planjob")
+    nodes=$(sed -nE 's/.*--nodes ([^ ]+).*/\1/p' <<<"$planjob")
+    dtype=$(sed -nE 's/.*--dtype ([^ ]+).*/\1/p' <<<"$planjob")
+    run "$name.import-megatron.json" "$px" predict --from-megatron-args "$out/$name.export-megatron.txt" \
+      ${cluster:+--cluster $cluster} ${nodes:+--nodes $nodes} ${gpus:+--gpus $gpus} ${stack:+--stack $stack} \
+      ${dtype:+--dtype $dtype} --json
   }
+done
+# A recipe with every plan flag (the recipe reader and the flags' resolution), and the flags' help.
+cat > "$out/recipe.yaml" <<'YAML'
+model: llama3-70b
+cluster: dgx-h100-superpod
+gpus: 512
+global_batch: 1024
+stack: megatron-core
+tp: 4
+pp: 4
+cp: 2
+vpp: 5
+microbatch_group: 8
+mbs: 1
+sp: true
+recompute: full
+recompute_layers: 10
+zero: 1
+order: tp-cp-dp-pp
+YAML
+run "recipe.predict.json" "$px" predict --from-recipe "$out/recipe.yaml" --json
+run "recipe-bad.txt" "$px" predict --from-recipe "$out/recipe.yaml" --etp -1
+for c in plan predict simulate capacity; do
+  run "help-$c.txt" "$px" "$c" --help
 done
 run "default.sensitivity.txt" "$px" plan --sensitivity
 run "llama3-70b-h100.sensitivity.txt" "$px" plan --model llama3-70b --cluster dgx-h100-superpod --gpus 512 --global-batch 1024 --stack megatron-core --sensitivity

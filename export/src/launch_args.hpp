@@ -10,11 +10,10 @@
 #include <vector>
 
 #include "parallax/core/error.hpp"
+#include "parallax/core/megatron_conventions.hpp"
 #include "parallax/core/plan_file.hpp"
 
 namespace parallax::launch_args {
-
-constexpr double kMegatronDropout = 0.1;  // --hidden-dropout and --attention-dropout defaults
 
 // The shortest decimal that reads back as x ("8", "0.5"): a flag's number as a user writes it.
 inline std::string number_text(double x) {
@@ -26,18 +25,6 @@ inline std::string number_text(double x) {
   return text;
 }
 
-// A flag's integer value, all of `v`; throws InputError("megatron args", flag, ...) otherwise.
-inline int64_t parse_int(const std::string& flag, const std::string& v) {
-  try {
-    size_t used = 0;
-    const long long x = std::stoll(v, &used);
-    if (used != v.size()) throw std::invalid_argument(v);
-    return static_cast<int64_t>(x);
-  } catch (const std::exception&) {
-    throw InputError("megatron args", flag, "must be an integer (got \"" + v + "\")");
-  }
-}
-
 inline void add(std::vector<std::string>& a, const std::string& flag, int64_t v) {
   a.push_back(flag);
   a.push_back(std::to_string(v));
@@ -45,7 +32,7 @@ inline void add(std::vector<std::string>& a, const std::string& flag, int64_t v)
 
 // Megatron's dropout defaults to 0.1 on both; a model that says otherwise says so.
 inline void add_dropout(std::vector<std::string>& a, const ModelSpec& m) {
-  if (m.dropout == kMegatronDropout) return;
+  if (m.dropout == megatron::kDropout) return;
   std::ostringstream d;
   d << m.dropout;
   a.insert(a.end(), {"--hidden-dropout", d.str(), "--attention-dropout", d.str()});

@@ -16,6 +16,7 @@
 #include "parallax/export/launchers.hpp"
 #include "parallax/export/megatron.hpp"
 #include "parallax/export/megatron_deepspeed.hpp"
+#include "parallax/inputs/megatron_import.hpp"
 #include "parallax/topologies/cluster_size.hpp"
 #include "spec_builders.hpp"
 

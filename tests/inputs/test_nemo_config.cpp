@@ -14,7 +14,7 @@
 #include <string>
 
 #include "../core/core_test_util.hpp"  // require_input_error
-#include "parallax/export/megatron.hpp"
+#include "parallax/inputs/megatron_import.hpp"
 #include "parallax/inputs/nemo_config.hpp"
 
 using namespace parallax;

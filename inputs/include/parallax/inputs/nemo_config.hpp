@@ -2,7 +2,7 @@
 // A NeMo 1.x Megatron GPT training config (the Hydra YAML of NeMo's
 // examples/nlp/language_modeling/conf/megatron_gpt_config.yaml, and the NeMo-Framework-Launcher's
 // launcher_scripts/conf/training/gpt3/*.yaml and llama/*.yaml), translated into the Megatron-LM
-// arguments that say the same, so that one importer (export's import_megatron_args) builds the
+// arguments that say the same, so that one importer (megatron_import.hpp's import_megatron_args) builds the
 // model, job and plan of both: the same defaults (FFN 4h, GPT-2's 50,257 tokens), the same
 // refusals (context or expert parallelism above 1, mixture of experts).
 //

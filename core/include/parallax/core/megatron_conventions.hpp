@@ -1,0 +1,35 @@
+#pragma once
+// Megatron-LM's defaults and spellings that both directions of its command line use: the export
+// writes them (export/src/megatron.cpp) and the importer reads them back
+// (inputs/src/megatron_import.cpp). The plan's one-to-one flags are plan_fields.hpp's.
+#include <cstdint>
+
+#include "parallax/core/job_spec.hpp"
+
+namespace parallax::megatron {
+
+// --hidden-dropout and --attention-dropout's default (megatron/training/arguments.py).
+inline constexpr double kDropout = 0.1;
+
+// Megatron-LM's RoPE (megatron/training/arguments.py): --rotary-base is an integer (default
+// 10000); --use-rope-scaling applies Llama 3.x's scaling with --rope-scaling-factor (default 8)
+// and the other three numbers fixed at Llama 3.1's (rotary_pos_embedding.py _apply_scaling:
+// low_freq_factor 1, high_freq_factor 4, original_max_position_embeddings 8192).
+inline constexpr double kRopeScalingFactor = 8;
+inline constexpr double kRopeLowFreq = 1, kRopeHighFreq = 4;
+inline constexpr int64_t kRopeOriginalMax = 8192;
+
+// Megatron-LM's --fp8-recipe for the stack's fp8 scaling (megatron/training/arguments.py).
+inline const char* fp8_recipe(Fp8Scaling s) {
+  switch (s) {
+    case Fp8Scaling::delayed:
+      return "delayed";
+    case Fp8Scaling::current:
+      return "tensorwise";
+    case Fp8Scaling::mxfp8:
+      return "mxfp8";
+  }
+  return "delayed";
+}
+
+}  // namespace parallax::megatron

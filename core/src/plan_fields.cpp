@@ -36,6 +36,12 @@ PlanField optional(PlanField f, int64_t absent, bool always_written) {
   return f;
 }
 
+// A field a DeepSpeed config holds at `pointer`.
+PlanField in_deepspeed(PlanField f, const char* pointer) {
+  f.deepspeed_key = pointer;
+  return f;
+}
+
 // A field with no flag of its own: `from` sets it (an error about it names that flag).
 PlanField derived(PlanField f, const char* from) {
   f.flag = from;
@@ -111,11 +117,14 @@ std::vector<PlanField> make_plan_fields() {
                        "interleaved: micro-batches per virtual-stage group, pp <= N <= m, m % N zero or >= pp "
                        "(0 = pp; Megatron-Core --microbatch-group-size-per-virtual-pipeline-stage)"),
                0, false),
-      required(integer("micro_batch", &PlanSpec::micro_batch, 1, batch, "--mbs", "1", "micro-batch size",
-                       "--micro-batch-size")),
-      derived(optional(integer("num_micro_batches", &PlanSpec::num_micro_batches, 1, batch, nullptr, "", ""), 0,
-                       false),
-              "--global-batch"),
+      in_deepspeed(required(integer("micro_batch", &PlanSpec::micro_batch, 1, batch, "--mbs", "1",
+                                    "micro-batch size", "--micro-batch-size")),
+                   "/train_micro_batch_size_per_gpu"),
+      in_deepspeed(derived(optional(integer("num_micro_batches", &PlanSpec::num_micro_batches, 1, batch, nullptr,
+                                            "", ""),
+                                    0, false),
+                           "--global-batch"),
+                   "/gradient_accumulation_steps"),
       on_off("sequence_parallel", &PlanSpec::sequence_parallel, "--sp", "sequence parallelism (needs tp > 1)",
              "--sequence-parallel", true),
       name(
@@ -128,8 +137,10 @@ std::vector<PlanField> make_plan_fields() {
       optional(integer("recompute_layers", &PlanSpec::recompute_layers, 0, layers, "--recompute-layers", "0",
                        "with full recompute: layers per stage recomputed (0 = all)"),
                0, true),
-      optional(integer("zero", &PlanSpec::zero, 0, 3, "--zero", "0", "ZeRO stage 0-3 (1 = distributed optimizer)"),
-               0, true),
+      in_deepspeed(optional(integer("zero", &PlanSpec::zero, 0, 3, "--zero", "0",
+                                    "ZeRO stage 0-3 (1 = distributed optimizer)"),
+                            0, true),
+                   "/zero_optimization/stage"),
       optional(integer("first_stage_layers", &PlanSpec::first_stage_layers, 0, layers, "--first-stage-layers", "0",
                        "layers on the first pipeline stage (0 = the even share; Megatron-LM "
                        "--decoder-first-pipeline-num-layers)",

@@ -1,6 +1,7 @@
 #include "parallax/export/deepspeed.hpp"
 
 #include "parallax/core/error.hpp"
+#include "parallax/core/plan_fields.hpp"
 
 namespace parallax {
 
@@ -21,9 +22,10 @@ nlohmann::json deepspeed_config(const PlanFile& f) {
   if (p.schedule == Schedule::gpipe) refuse("DeepSpeed's pipeline engine runs 1F1B, not GPipe");
   nlohmann::json j;
   j["train_batch_size"] = p.micro_batch * p.num_micro_batches * p.dp;
-  j["train_micro_batch_size_per_gpu"] = p.micro_batch;
-  j["gradient_accumulation_steps"] = p.num_micro_batches;
-  j["zero_optimization"] = {{"stage", p.zero}};
+  // The plan's fields a DeepSpeed config holds one to one (plan_fields.hpp): the micro-batch,
+  // the gradient accumulation steps and the ZeRO stage.
+  for (const PlanField& field : plan_fields())
+    if (field.deepspeed_key != nullptr) j[nlohmann::json::json_pointer(field.deepspeed_key)] = p.*field.integer;
   j["bf16"] = {{"enabled", f.job.dtype == Dtype::bf16}};
   j["fp16"] = {{"enabled", f.job.dtype == Dtype::fp16}};
   // With bf16 DeepSpeed accumulates gradients in bf16 unless told (data_types.grad_accum_dtype);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "parallax/core/error.hpp"
 #include "parallax/core/megatron_conventions.hpp"
+#include "parallax/core/plan_fields.hpp"
 #include "parallax/core/plan_file.hpp"
 
 namespace parallax::launch_args {
@@ -28,6 +30,20 @@ inline std::string number_text(double x) {
 inline void add(std::vector<std::string>& a, const std::string& flag, int64_t v) {
   a.push_back(flag);
   a.push_back(std::to_string(v));
+}
+
+// The plan fields' one-to-one Megatron-LM flags (plan_fields.hpp), in `keys`' order, each where
+// the plan differs from what the flag's absence means: a switch that is on, an integer other than
+// its absent value (a field every plan gives, always).
+inline void add_plan_flags(std::vector<std::string>& a, const PlanSpec& p, std::initializer_list<const char*> keys) {
+  for (const char* key : keys) {
+    const PlanField& field = *plan_field(key);
+    if (field.type == FieldType::on_off) {
+      if (p.*field.on_off) a.push_back(field.megatron_flag);
+    } else if (field.required || p.*field.integer != field.absent) {
+      add(a, field.megatron_flag, p.*field.integer);
+    }
+  }
 }
 
 // Megatron's dropout defaults to 0.1 on both; a model that says otherwise says so.

@@ -4,14 +4,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <initializer_list>
 #include <map>
 #include <optional>
 #include <sstream>
 
 #include "parallax/core/error.hpp"
 #include "parallax/core/megatron_conventions.hpp"
-#include "parallax/core/plan_fields.hpp"
 #include "parallax/core/spec_json.hpp"
 #include "launch_args.hpp"
 #include "megatron_moe.hpp"
@@ -20,6 +18,7 @@ namespace parallax {
 namespace {
 
 using launch_args::add;
+using launch_args::add_plan_flags;
 using launch_args::number_text;
 
 [[noreturn]] void refuse(const std::string& why) {
@@ -43,20 +42,6 @@ void add_rope(std::vector<std::string>& a, const ModelSpec& m) {
 }
 
 }  // namespace
-
-// The plan fields' one-to-one Megatron-LM flags (plan_fields.hpp), in `keys`' order, each where
-// the plan differs from what the flag's absence means: a switch that is on, an integer other than
-// its absent value (a field every plan gives, always).
-void add_plan_flags(std::vector<std::string>& a, const PlanSpec& p, std::initializer_list<const char*> keys) {
-  for (const char* key : keys) {
-    const PlanField& field = *plan_field(key);
-    if (field.type == FieldType::on_off) {
-      if (p.*field.on_off) a.push_back(field.megatron_flag);
-    } else if (field.required || p.*field.integer != field.absent) {
-      add(a, field.megatron_flag, p.*field.integer);
-    }
-  }
-}
 
 std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& data) {
   const ModelSpec& m = f.model;

@@ -14,6 +14,7 @@ namespace {
 }
 
 using launch_args::add;
+using launch_args::add_plan_flags;
 
 // The plans microsoft/Megatron-DeepSpeed cannot run, refused with the reason.
 void refuse_what_it_cannot_run(const PlanFile& f) {
@@ -47,12 +48,11 @@ std::vector<std::string> megatron_deepspeed_args(const PlanFile& f, const Megatr
   refuse_what_it_cannot_run(f);
   validate_plan(m, f.cluster, f.job, p, f.gpus, "export");
   std::vector<std::string> a;
-  add(a, "--tensor-model-parallel-size", p.tp);
-  add(a, "--pipeline-model-parallel-size", p.pp);
+  add_plan_flags(a, p, {"tp", "pp"});  // Megatron-LM's spellings (plan_fields.hpp)
   // Without pipelining, run the model as a plain module (ZeRO-2/3 need it: DeepSpeed's
   // PipelineModule refuses them).
   if (p.pp == 1) a.push_back("--no-pipeline-parallel");
-  if (p.sequence_parallel) a.push_back("--sequence-parallel");
+  add_plan_flags(a, p, {"sequence_parallel"});
   add(a, "--num-layers", m.layers);
   add(a, "--hidden-size", m.hidden);
   add(a, "--ffn-hidden-size", m.ffn_hidden);
@@ -62,7 +62,7 @@ std::vector<std::string> megatron_deepspeed_args(const PlanFile& f, const Megatr
   if (m.decoupled_head_dim()) add(a, "--kv-channels", m.kv_channels);
   add(a, "--seq-length", m.seq_len);
   add(a, "--max-position-embeddings", m.seq_len);
-  add(a, "--micro-batch-size", p.micro_batch);
+  add_plan_flags(a, p, {"micro_batch"});
   add(a, "--global-batch-size", f.job.global_batch);
   if (m.position == Position::rope) {
     // megatron/arguments.py: --rotary-position-embeddings-theta (an integer, default 10000) is

@@ -8,13 +8,17 @@
 
 namespace parallax::test {
 
-TEST_CASE("plan fields: keys, flags and Megatron-LM flags are each named once", "[core][plan]") {
+TEST_CASE("plan fields: keys, flags and Megatron-LM flags are each named once, of a type their writers take",
+          "[core][plan]") {
   std::set<std::string> keys, flags, megatron;
   for (const PlanField& f : plan_fields()) {
     CHECK(keys.insert(f.key).second);
     REQUIRE(f.flag != nullptr);
     if (!f.derived) CHECK(flags.insert(f.flag).second);
     if (f.megatron_flag != nullptr) CHECK(megatron.insert(f.megatron_flag).second);
+    // The exporters write a one-to-one flag's integer or switch, a DeepSpeed key's integer.
+    if (f.megatron_flag != nullptr) CHECK(f.type != FieldType::name);
+    if (f.deepspeed_key != nullptr) CHECK(f.type == FieldType::integer);
     CHECK(plan_field(f.key) == &f);
   }
   CHECK(plan_field("no_such_field") == nullptr);

@@ -1,11 +1,12 @@
 #pragma once
 // The plan's fields, declared once (Megatron-Core's ModelParallelConfig is the anchor: one
 // dataclass its arguments come from). Each has its JSON key, type, rule and default, the
-// command-line flag that sets it (the recipe key is the flag's name with '_' for '-'), its help
-// and the Megatron-LM flag that says it one to one. From this list come: the plan's JSON reader
+// command-line flag that sets it (the recipe key is the flag's name with '_' for '-'), its help,
+// the Megatron-LM flag that says it one to one and its DeepSpeed config key. From this list come: the plan's JSON reader
 // and writer (spec_json.cpp, spec_to_json.cpp), the CLI's plan flags (apps/plan_options.cpp) and
 // their resolution into a plan (inputs/job_flags.cpp), the recipe reader (inputs/flag_file.cpp),
-// the flag an error names, and the Megatron-LM importer's one-to-one flags. A new plan field is a
+// the flag an error names, the Megatron-LM exporter's and importer's one-to-one flags and the
+// DeepSpeed config's keys. A new plan field is a
 // row here and its semantics: what validate_plan, the cost model and the exports do with it.
 #include <cstdint>
 #include <span>
@@ -46,6 +47,9 @@ struct PlanField {
   // The Megatron-LM flag that says the field one to one (an integer's value, a switch's
   // presence); nullptr: none, or not one to one (the exporter and importer derive it).
   const char* megatron_flag = nullptr;
+  // Where a DeepSpeed config holds the field, as a JSON pointer ("/zero_optimization/stage");
+  // nullptr: nowhere one to one.
+  const char* deepspeed_key = nullptr;
   // name fields: read the key (absent: the field's default) into p; its spelling in p; the
   // spelling a file leaves out ("": none, always written).
   void (*read)(JsonObjectReader& r, PlanSpec& p) = nullptr;

@@ -46,6 +46,12 @@ inline void add_plan_flags(std::vector<std::string>& a, const PlanSpec& p, std::
   }
 }
 
+// The model's fields by their Megatron-LM flags (megatron_conventions.hpp), in `fields`' order.
+inline void add_model_flags(std::vector<std::string>& a, const ModelSpec& m,
+                            std::initializer_list<int64_t ModelSpec::*> fields) {
+  for (int64_t ModelSpec::*field : fields) add(a, megatron::model_flag_of(field), m.*field);
+}
+
 // Megatron's dropout defaults to 0.1 on both; a model that says otherwise says so.
 inline void add_dropout(std::vector<std::string>& a, const ModelSpec& m) {
   if (m.dropout == megatron::kDropout) return;

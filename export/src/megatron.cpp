@@ -18,6 +18,7 @@ namespace parallax {
 namespace {
 
 using launch_args::add;
+using launch_args::add_model_flags;
 using launch_args::add_plan_flags;
 using launch_args::number_text;
 
@@ -117,19 +118,16 @@ std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& da
                        p.zero == 2 ? "optim_grads" : "optim_grads_params", "--ckpt-format",
                        "fsdp_dtensor"});
   }
-  add(a, "--num-layers", m.layers);
-  add(a, "--hidden-size", m.hidden);
-  add(a, "--num-attention-heads", m.heads);
+  add_model_flags(a, m, {&ModelSpec::layers, &ModelSpec::hidden, &ModelSpec::heads});
   if (m.kv_heads != m.heads) {
     a.push_back("--group-query-attention");
-    add(a, "--num-query-groups", m.kv_heads);
+    add_model_flags(a, m, {&ModelSpec::kv_heads});
   }
   // Megatron-LM's kv_channels defaults to hidden_size / num_attention_heads.
-  if (m.decoupled_head_dim()) add(a, "--kv-channels", m.kv_channels);
-  add(a, "--seq-length", m.seq_len);
+  if (m.decoupled_head_dim()) add_model_flags(a, m, {&ModelSpec::kv_channels});
+  add_model_flags(a, m, {&ModelSpec::seq_len});
   add(a, "--max-position-embeddings", m.seq_len);
-  add(a, "--ffn-hidden-size", m.ffn_hidden);
-  add(a, "--vocab-size", m.vocab);
+  add_model_flags(a, m, {&ModelSpec::ffn_hidden, &ModelSpec::vocab});
   if (m.activation == Activation::swiglu) a.push_back("--swiglu");
   a.insert(a.end(), {"--position-embedding-type",
                      m.position == Position::rope ? "rope" : "learned_absolute"});

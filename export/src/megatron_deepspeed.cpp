@@ -14,6 +14,7 @@ namespace {
 }
 
 using launch_args::add;
+using launch_args::add_model_flags;
 using launch_args::add_plan_flags;
 
 // The plans microsoft/Megatron-DeepSpeed cannot run, refused with the reason.
@@ -53,14 +54,11 @@ std::vector<std::string> megatron_deepspeed_args(const PlanFile& f, const Megatr
   // PipelineModule refuses them).
   if (p.pp == 1) a.push_back("--no-pipeline-parallel");
   add_plan_flags(a, p, {"sequence_parallel"});
-  add(a, "--num-layers", m.layers);
-  add(a, "--hidden-size", m.hidden);
-  add(a, "--ffn-hidden-size", m.ffn_hidden);
-  add(a, "--num-attention-heads", m.heads);
+  add_model_flags(a, m, {&ModelSpec::layers, &ModelSpec::hidden, &ModelSpec::ffn_hidden, &ModelSpec::heads});
   if (m.kv_heads != m.heads) add(a, "--num-key-value-heads", m.kv_heads);
   // megatron/arguments.py: kv_channels defaults to hidden_size // num_attention_heads.
-  if (m.decoupled_head_dim()) add(a, "--kv-channels", m.kv_channels);
-  add(a, "--seq-length", m.seq_len);
+  if (m.decoupled_head_dim()) add_model_flags(a, m, {&ModelSpec::kv_channels});
+  add_model_flags(a, m, {&ModelSpec::seq_len});
   add(a, "--max-position-embeddings", m.seq_len);
   add_plan_flags(a, p, {"micro_batch"});
   add(a, "--global-batch-size", f.job.global_batch);

@@ -61,14 +61,6 @@ namespace {
 // refusal; the path itself for a field no single flag sets.
 std::string flag_of_model_path(const std::string& path) {
   static constexpr std::pair<const char*, const char*> kFlags[] = {
-      {"$.layers", "--num-layers"},
-      {"$.hidden", "--hidden-size"},
-      {"$.heads", "--num-attention-heads"},
-      {"$.kv_heads", "--num-query-groups"},
-      {"$.head_dim", "--kv-channels"},
-      {"$.ffn_hidden", "--ffn-hidden-size"},
-      {"$.seq_len", "--seq-length"},
-      {"$.vocab", "--vocab-size"},
       {"$.rope_base", "--rotary-base"},
       {"$.rope_scaling.factor", "--rope-scaling-factor"},
       {"$.moe.num_experts", "--num-experts"},
@@ -81,6 +73,8 @@ std::string flag_of_model_path(const std::string& path) {
       {"$.moe.aux_loss_coeff", "--moe-aux-loss-coeff"},
       {"$.moe.capacity_factor", "--moe-expert-capacity-factor"},
   };
+  for (const megatron::ModelFlag& f : megatron::kModelFlags)
+    if (path == f.json_path) return f.flag;
   for (const auto& [json_path, flag] : kFlags)
     if (path == json_path) return flag;
   return path;
@@ -123,9 +117,12 @@ MegatronImport import_megatron_args(const std::vector<std::string>& tokens, cons
   // tokens (Radford et al. 2019), which Megatron pads itself.
   if (m.vocab <= 0 && vocab_file) m.vocab = 50257;
   const std::pair<const char*, int64_t> needed[] = {
-      {"--num-layers", m.layers}, {"--hidden-size", m.hidden}, {"--num-attention-heads", m.heads},
-      {"--seq-length", m.seq_len}, {"--global-batch-size", out.file.job.global_batch},
-      {"--vocab-size", m.vocab}};
+      {megatron::model_flag_of(&ModelSpec::layers), m.layers},
+      {megatron::model_flag_of(&ModelSpec::hidden), m.hidden},
+      {megatron::model_flag_of(&ModelSpec::heads), m.heads},
+      {megatron::model_flag_of(&ModelSpec::seq_len), m.seq_len},
+      {"--global-batch-size", out.file.job.global_batch},
+      {megatron::model_flag_of(&ModelSpec::vocab), m.vocab}};
   for (const auto& [flag, v] : needed)
     if (v <= 0)
       throw InputError("megatron args", flag,
@@ -235,21 +232,15 @@ PlanFile parse_args(const std::vector<std::string>& args, const PlanFile& base,
         throw InputError("megatron args", a, "must be a number >= 1 (got \"" + v + "\")");
       }
     }
-    else if (a == "--num-layers") m.layers = integer();
-    else if (a == "--hidden-size") m.hidden = integer();
-    else if (a == "--num-attention-heads") m.heads = integer();
     else if (a == "--group-query-attention") gqa = true;
-    else if (a == "--num-query-groups") m.kv_heads = integer();
     else if (a == "--kv-channels") {
       m.kv_channels = integer();
       if (m.kv_channels < 1)
         throw InputError("megatron args", a,
                          "must be >= 1 (got " + std::to_string(m.kv_channels) + ")");
     }
-    else if (a == "--seq-length") m.seq_len = integer();
     else if (a == "--max-position-embeddings") integer();
-    else if (a == "--ffn-hidden-size") m.ffn_hidden = integer();
-    else if (a == "--vocab-size") m.vocab = integer();
+    else if (const megatron::ModelFlag* mf = megatron::model_flag(a)) m.*mf->field = integer();
     else if (a == "--swiglu") m.activation = Activation::swiglu;
     else if (a == "--position-embedding-type") {
       m.position = value() == "rope" ? Position::rope : Position::learned;

@@ -2,12 +2,12 @@
 // The plan's fields, declared once (Megatron-Core's ModelParallelConfig is the anchor: one
 // dataclass its arguments come from). Each has its JSON key, type, rule and default, the
 // command-line flag that sets it (the recipe key is the flag's name with '_' for '-'), its help,
-// the Megatron-LM flag that says it one to one and its DeepSpeed config key. From this list come: the plan's JSON reader
-// and writer (spec_json.cpp, spec_to_json.cpp), the CLI's plan flags (apps/plan_options.cpp) and
-// their resolution into a plan (inputs/job_flags.cpp), the recipe reader (inputs/flag_file.cpp),
-// the flag an error names, the Megatron-LM exporter's and importer's one-to-one flags and the
-// DeepSpeed config's keys. A new plan field is a
-// row here and its semantics: what validate_plan, the cost model and the exports do with it.
+// the Megatron-LM flag that says it one to one and its DeepSpeed config key. From this list come:
+// the plan's JSON reader and writer (spec_json.cpp, spec_to_json.cpp), the CLI's plan flags
+// (apps/plan_options.cpp) and their resolution into a plan (inputs/job_flags.cpp), the recipe
+// reader (inputs/flag_file.cpp), the flag an error names, the Megatron-LM exporters' and
+// importer's one-to-one flags and the DeepSpeed config's keys. A new plan field is a row here and
+// its semantics: what validate_plan, the cost model and the exports do with it.
 #include <cstdint>
 #include <span>
 #include <string>

@@ -1,6 +1,7 @@
 #include "parallax/core/plan_fields.hpp"
 
 #include <array>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -183,6 +184,13 @@ const PlanField* plan_field(std::string_view key) {
   for (const PlanField& f : plan_fields())
     if (key == f.key) return &f;
   return nullptr;
+}
+
+size_t plan_field_index(std::string_view key) {
+  const std::span<const PlanField> fields = plan_fields();
+  for (size_t i = 0; i < fields.size(); ++i)
+    if (key == fields[i].key) return i;
+  throw std::out_of_range("no plan field " + std::string(key));
 }
 
 const PlanField* plan_field_of_megatron_flag(std::string_view flag) {

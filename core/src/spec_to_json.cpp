@@ -112,7 +112,7 @@ json to_json(const PlanSpec& p) {
   for (const PlanField& f : plan_fields()) {
     switch (f.type) {
       case FieldType::integer:
-        if (f.always_written || p.*f.integer != f.absent) out[f.key] = p.*f.integer;
+        if (written(f, p.*f.integer)) out[f.key] = p.*f.integer;
         break;
       case FieldType::on_off:
         if (f.always_written || p.*f.on_off) out[f.key] = p.*f.on_off;

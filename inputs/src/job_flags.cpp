@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <map>
 #include <span>
-#include <stdexcept>
 #include <utility>
 
 #include "parallax/core/error.hpp"
@@ -22,8 +21,9 @@ namespace {
 std::string flag_for_path(const std::string& path) {
   if (path == "$.plan") return "--gpus";
   if (path == "$.model.moe.num_experts") return "--model";
-  if (path.rfind("$.plan.", 0) == 0) {
-    if (const PlanField* f = plan_field(std::string_view(path).substr(7))) return f->flag;
+  constexpr std::string_view kPlan = "$.plan.";
+  if (path.rfind(kPlan, 0) == 0) {
+    if (const PlanField* f = plan_field(std::string_view(path).substr(kPlan.size()))) return f->flag;
   }
   for (const JobOption& j : job_options())
     if (j.json_path != nullptr && path == j.json_path) return j.flag;
@@ -33,10 +33,14 @@ std::string flag_for_path(const std::string& path) {
 // The plan as the flags give it, as a plan file writes it: each field that has a flag, parsed
 // by its rule (an integer flag takes the field's "absent" value too: etp 0 = tp), and left out
 // where a file would leave it out; dp from the GPUs.
+int64_t parse_field(const PlanField& f, const std::string& text) {
+  return parse_int(f.flag, text, std::min(f.min, f.absent), f.max);
+}
+
 nlohmann::json plan_json(const PlanOptions& o, int64_t gpus) {
-  const int64_t tp = parse_int("--tp", o.value("tp"), 1, Limits::max_gpus);
-  const int64_t pp = parse_int("--pp", o.value("pp"), 1, Limits::max_gpus);
-  const int64_t cp = parse_int("--cp", o.value("cp"), 1, Limits::max_gpus);
+  const int64_t tp = parse_field(*plan_field("tp"), o.value("tp"));
+  const int64_t pp = parse_field(*plan_field("pp"), o.value("pp"));
+  const int64_t cp = parse_field(*plan_field("cp"), o.value("cp"));
   if (gpus % (tp * cp * pp) != 0) {
     const std::string product = cp > 1 ? "tp * cp * pp = " : "tp * pp = ";
     throw InputError("command line", "--gpus",
@@ -51,8 +55,8 @@ nlohmann::json plan_json(const PlanOptions& o, int64_t gpus) {
     if (f.derived) continue;
     switch (f.type) {
       case FieldType::integer: {
-        const int64_t v = parse_int(f.flag, text, std::min(f.min, f.absent), f.max);
-        if (f.required || v != f.absent || f.always_written) plan[f.key] = v;
+        const int64_t v = parse_field(f, text);
+        if (written(f, v)) plan[f.key] = v;
         break;
       }
       case FieldType::on_off:
@@ -108,16 +112,9 @@ std::vector<std::string> default_plan_values() {
   return values;
 }
 
-std::string& PlanOptions::value(std::string_view key) {
-  const std::span<const PlanField> fields = plan_fields();
-  for (size_t i = 0; i < fields.size(); ++i)
-    if (key == fields[i].key) return plan.at(i);
-  throw std::out_of_range("PlanOptions::value: no plan field " + std::string(key));
-}
+std::string& PlanOptions::value(std::string_view key) { return plan.at(plan_field_index(key)); }
 
-const std::string& PlanOptions::value(std::string_view key) const {
-  return const_cast<PlanOptions*>(this)->value(key);
-}
+const std::string& PlanOptions::value(std::string_view key) const { return plan.at(plan_field_index(key)); }
 
 ResolvedJob resolve_job(const PlanOptions& o) { return resolve_job(o, load_model(o.model)); }
 

@@ -15,15 +15,10 @@ namespace {
 // chunks. A term of both passes at once (the exposed TP time: its collectives sit between the
 // GEMMs of both) splits as the compute does.
 void set_step_times(const StageTime& st, double vpp, RankCosts& rc) {
-  double forward = 0, both = 0;  // the compute (kStageTerms' order)
-  for (const StageTermInfo& term : kStageTerms) {
-    if (term.part != &TimeBreakdown::compute_s) continue;
-    if (term.forward != nullptr) {
-      forward += st.*term.forward;
-      both += st.*term.forward;
-    }
-    if (term.backward != nullptr) both += st.*term.backward;
-  }
+  double forward = 0;  // the compute's forward part
+  for (const StageTermInfo& term : kStageTerms)
+    if (term.part == &TimeBreakdown::compute_s) forward += pass_s(st, term, Pass::forward);
+  const double both = stage_parts(st).compute_s;
   const double forward_share = both > 0 ? forward / both : 0.5;
   double s[kPasses][kStepStreams] = {};
   for (const StageTermInfo& term : kStageTerms) {

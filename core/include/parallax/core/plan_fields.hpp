@@ -8,6 +8,7 @@
 // reader (inputs/flag_file.cpp), the flag an error names, the Megatron-LM exporters' and
 // importer's one-to-one flags and the DeepSpeed config's keys. A new plan field is a row here and
 // its semantics: what validate_plan, the cost model and the exports do with it.
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -61,6 +62,12 @@ struct PlanField {
 std::span<const PlanField> plan_fields();
 // The field at JSON key `key`, or nullptr.
 const PlanField* plan_field(std::string_view key);
+// The position of the field at `key` in plan_fields(); std::out_of_range for a key no field has.
+size_t plan_field_index(std::string_view key);
+
+// Whether a plan's JSON has an integer field at value v: always, or where v is not what the
+// key's absence reads as.
+inline bool written(const PlanField& f, int64_t v) { return f.always_written || v != f.absent; }
 // The field whose Megatron-LM flag is `flag`, or nullptr.
 const PlanField* plan_field_of_megatron_flag(std::string_view flag);
 

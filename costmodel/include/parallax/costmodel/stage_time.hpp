@@ -80,6 +80,7 @@ inline constexpr StageTermInfo kStageTerms[] = {
      StepStream::cp, false, "cp_comm_s", nullptr, "cp"},
     {"ep", &StageTime::ep_forward_s, &StageTime::ep_backward_s, &TimeBreakdown::ep_comm_s,
      StepStream::ep, false, "ep_comm_s", nullptr, "ep"},
+    // On the compute stream: the step's kernels arrive as the host issues them.
     {"host", &StageTime::host_forward_s, &StageTime::host_backward_s, &TimeBreakdown::moe_host_s,
      StepStream::compute, false, "moe_host_s", nullptr, nullptr},
 };

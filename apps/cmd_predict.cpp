@@ -78,7 +78,7 @@ Resolved resolve_nemo(const PredictArgs& a) {
   PlanOptions o = a.plan;
   o.nodes = std::to_string(n.nodes);
   o.gpus.clear();  // all of the cluster's at that many nodes; trainer.devices of each, below
-  if (a.given.count("stack") == 0) o.framework = "nemo-1";
+  if (a.given.count("stack") == 0) o.job_value("framework") = "nemo-1";
   try {
     const ResolvedJob j = resolve_job(o);
     if (n.devices > j.cluster.gpus_per_node)

@@ -16,7 +16,7 @@ void add_job_options(CLI::App& app, PlanOptions& o, bool with_gpus) {
   for (const JobOption& j : job_options()) {  // inputs/job_flags.hpp
     if (!with_gpus && std::string_view(j.flag) == "--gpus") continue;
     const std::string name = j.alias != nullptr ? std::string(j.flag) + "," + j.alias : std::string(j.flag);
-    CLI::Option* opt = app.add_option(name, o.*j.value, j.help);
+    CLI::Option* opt = app.add_option(name, j.text(o), j.help);
     if (j.show_default) opt->capture_default_str();
   }
 }
@@ -44,7 +44,7 @@ void add_plan_options(CLI::App& app, PlanOptions& o) {
     if (sub->count("--gpus") == 0) o.gpus.clear();
     if (sub->count("--tp") == 0) o.value("tp") = "1";
     if (sub->count("--pp") == 0) o.value("pp") = "1";
-    if (sub->count("--global-batch") == 0) o.global_batch.clear();
+    if (sub->count("--global-batch") == 0) o.job_value("global_batch").clear();
   });
 }
 

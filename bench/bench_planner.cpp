@@ -54,9 +54,9 @@ parallax::PlannerInputs frontier_inputs(const std::string& model, const std::str
   o.cluster = "dgx-h100-superpod";
   o.nodes = "2048";
   o.gpus = "16384";
-  o.global_batch = global_batch;
-  o.framework = "megatron-core";
-  o.dtype = dtype;
+  o.job_value("global_batch") = global_batch;
+  o.job_value("framework") = "megatron-core";
+  o.job_value("dtype") = dtype;
   return parallax::planner_inputs(parallax::resolve_job(o), parallax::SearchFlags{});
 }
 

@@ -29,14 +29,14 @@ nlohmann::json session_json(const WhatIfInputs& w) {
           {"cluster", o.cluster},
           {"nodes", o.nodes},
           {"gpus", o.gpus},
-          {"global_batch", o.global_batch},
-          {"tokens", o.tokens},
-          {"price", o.price},
+          {"global_batch", o.job_value("global_batch")},
+          {"tokens", o.job_value("tokens")},
+          {"price", o.job_value("price_per_gpu_hour_usd")},
           {"profile", o.profile},
-          {"dtype", o.dtype},
-          {"bytes_per_param", o.bytes_per_param},
-          {"framework", o.framework},
-          {"attention_kernel", o.attention_kernel},
+          {"dtype", o.job_value("dtype")},
+          {"bytes_per_param", o.job_value("bytes_per_param")},
+          {"framework", o.job_value("framework")},
+          {"attention_kernel", o.job_value("attention_kernel")},
           {"recompute_allowed", s.recompute_allowed},
           {"sequence_parallel", !s.no_sp},
           {"allow_cross_node_tp", s.allow_cross_node_tp},
@@ -67,14 +67,14 @@ WhatIfInputs read_session(const nlohmann::json& j, const std::string& source) {
   o.cluster = r.get_string("cluster");
   o.nodes = r.get_string_or("nodes", "");  // sessions saved before --nodes have none
   o.gpus = r.get_string("gpus");
-  o.global_batch = r.get_string("global_batch");
-  o.tokens = r.get_string("tokens");
-  o.price = r.get_string("price");
+  o.job_value("global_batch") = r.get_string("global_batch");
+  o.job_value("tokens") = r.get_string("tokens");
+  o.job_value("price_per_gpu_hour_usd") = r.get_string("price");
   o.profile = r.get_string("profile");
-  o.dtype = r.get_string("dtype");
-  o.bytes_per_param = r.get_string("bytes_per_param");
-  o.framework = r.get_string("framework");
-  o.attention_kernel = r.get_string_or("attention_kernel", "");  // sessions saved before it have none
+  o.job_value("dtype") = r.get_string("dtype");
+  o.job_value("bytes_per_param") = r.get_string("bytes_per_param");
+  o.job_value("framework") = r.get_string("framework");
+  o.job_value("attention_kernel") = r.get_string_or("attention_kernel", "");  // sessions saved before it have none
   s.recompute_allowed = r.get_string("recompute_allowed");
   s.no_sp = !r.get_bool("sequence_parallel");
   s.allow_cross_node_tp = r.get_bool("allow_cross_node_tp");

@@ -14,6 +14,7 @@
 #include "parallax/core/attention_kernel_io.hpp"
 #include "parallax/core/enum_names.hpp"
 #include "parallax/core/error.hpp"
+#include "parallax/core/job_fields.hpp"
 #include "parallax/core/plan_fields.hpp"
 #include "parallax/core/presets.hpp"
 
@@ -26,7 +27,6 @@ namespace {
 constexpr double kUnbounded = std::numeric_limits<double>::max();
 constexpr int64_t kMaxNicsPerNode = 1024;
 constexpr int64_t kMaxSwitchRadix = 1 << 16;
-constexpr double kMaxPricePerGpuHour = 1e6;
 constexpr int64_t kMaxSmCount = 1024;  // B200: 148 SMs
 constexpr int64_t kMinGemmTile = 8;     // a tensor core MMA's smallest side
 constexpr int64_t kMaxGemmTile = 1024;  // the largest CTA tiles are 256 a side
@@ -63,18 +63,11 @@ std::string nonempty_string(JsonObjectReader& r, const std::string& key) {
   return s;
 }
 
-std::string nonempty_string_or(JsonObjectReader& r, const std::string& key, std::string fallback) {
-  if (!r.has(key)) return fallback;
-  return nonempty_string(r, key);
-}
-
 constexpr std::array kActivations{Activation::gelu, Activation::swiglu};
 constexpr std::array kPositions{Position::learned, Position::rope, Position::alibi};
 constexpr std::array kNorms{Norm::layernorm, Norm::rmsnorm};
 constexpr std::array kExporters{Exporter::none, Exporter::megatron, Exporter::deepspeed,
                                 Exporter::parallax};
-constexpr std::array kParamBytes{ParamBytesConvention::b16, ParamBytesConvention::b18,
-                                 ParamBytesConvention::b20};
 
 // An optional enum field: one of `all`'s spellings, or `fallback` when absent.
 template <class E, size_t N>
@@ -296,34 +289,13 @@ ClusterSpec read_cluster(JsonObjectReader& r) {
   return c;
 }
 
+// Every field of the job in job_fields()' order: the framework's stack first gives what the rows
+// after it may override (job_fields.cpp).
 JobSpec read_job(JsonObjectReader& r) {
-  expect_keys(r, {"global_batch", "tokens", "dtype", "optimizer", "price_per_gpu_hour_usd",
-                  "bytes_per_param", "framework", "attention", "attention_kernel", "attention_unpad",
-                  "kernels", "moe_imbalance"});
+  for (const JobField& f : job_fields()) r.ignore(f.key);  // the keys known: any other is refused
+  r.finish();
   JobSpec j;
-  j.global_batch = r.get_int("global_batch", 1, Limits::max_global_batch);
-  j.tokens = r.get_number_or("tokens", 0, Limits::max_tokens, 0);
-  j.dtype = read_enum_or(r, "dtype", kDtypes, Dtype::bf16);
-  j.optimizer = r.get_enum_or("optimizer", {"adam"}, "adam");
-  j.price_per_gpu_hour_usd = r.get_number_or("price_per_gpu_hour_usd", 0, kMaxPricePerGpuHour, 0);
-  const int64_t bpp = r.get_int_or("bytes_per_param", 16, 20, 18);
-  if (bpp != 16 && bpp != 18 && bpp != 20)
-    r.fail("bytes_per_param", "must be 16, 18 or 20 (got " + std::to_string(bpp) + ")");
-  j.bytes_per_param = enum_from(std::to_string(bpp), kParamBytes);
-  j.framework = nonempty_string_or(r, "framework", "megatron-lm");
-  const StackSpec stack = stack_or_default(j.framework);
-  apply_stack(stack, j);
-  if (r.has("attention"))
-    j.attention = r.get_enum("attention", {"unfused", "fused"}) == "fused" ? Attention::fused
-                                                                          : Attention::unfused;
-  if (r.has("kernels"))
-    j.kernels = r.get_enum("kernels", {"fused", "eager"}) == "eager" ? Kernels::eager : Kernels::fused;
-  j.attention_kernel = r.get_string_or("attention_kernel", "");
-  if (r.has("attention_kernel") && j.attention_kernel.empty())
-    r.fail("attention_kernel", "must name an attention kernel preset");
-  j.attention_kernels = resolve_attention_kernels(j.attention_kernel, stack);
-  j.attention_unpad = r.get_bool_or("attention_unpad", false);
-  j.moe_imbalance = r.get_number_or("moe_imbalance", 1, 1e6, 1);
+  for (const JobField& f : job_fields()) read_job_field(r, f, j);
   return j;
 }
 

@@ -3,6 +3,7 @@
 
 #include "model_json_parts.hpp"
 #include "parallax/core/enum_names.hpp"
+#include "parallax/core/job_fields.hpp"
 #include "parallax/core/plan_fields.hpp"
 #include "parallax/core/spec_json.hpp"
 
@@ -90,18 +91,8 @@ json to_json(const ClusterSpec& c) {
 }
 
 json to_json(const JobSpec& j) {
-  json out = {{"global_batch", j.global_batch},
-          {"tokens", j.tokens},
-          {"dtype", to_string(j.dtype)},
-          {"optimizer", j.optimizer},
-          {"price_per_gpu_hour_usd", j.price_per_gpu_hour_usd},
-          {"bytes_per_param", bytes_per_param(j.bytes_per_param)},
-          {"framework", j.framework},
-          {"attention", to_string(j.attention)},
-          {"kernels", to_string(j.kernels)}};
-  if (!j.attention_kernel.empty()) out["attention_kernel"] = j.attention_kernel;
-  if (j.attention_unpad) out["attention_unpad"] = true;
-  if (j.moe_imbalance != 1) out["moe_imbalance"] = j.moe_imbalance;
+  json out = json::object();
+  for (const JobField& f : job_fields()) write_job_field(f, j, out);
   return out;
 }
 

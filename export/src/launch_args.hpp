@@ -1,6 +1,7 @@
 #pragma once
 // Argument pieces the Megatron-LM and Megatron-DeepSpeed exports share. Internal to the export
 // library.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -8,9 +9,11 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "parallax/core/error.hpp"
+#include "parallax/core/job_fields.hpp"
 #include "parallax/core/megatron_conventions.hpp"
 #include "parallax/core/plan_fields.hpp"
 #include "parallax/core/plan_file.hpp"
@@ -43,6 +46,38 @@ inline void add_plan_flags(std::vector<std::string>& a, const PlanSpec& p, std::
     } else if (field.required || p.*field.integer != field.absent) {
       add(a, field.megatron_flag, p.*field.integer);
     }
+  }
+}
+
+// The Megatron-LM export's plan flags: add() places the named fields in its grouping, rest()
+// writes every other field that has a one-to-one flag, in the table's order, so that a new
+// field's flag reaches the launch without an edit here.
+class PlanFlags {
+ public:
+  PlanFlags(std::vector<std::string>& a, const PlanSpec& p) : a_(a), p_(p) {}
+  void add(std::initializer_list<const char*> keys) {
+    add_plan_flags(a_, p_, keys);
+    placed_.insert(placed_.end(), keys.begin(), keys.end());
+  }
+  void rest() {
+    for (const PlanField& f : plan_fields()) {
+      if (f.megatron_flag == nullptr) continue;
+      if (std::find(placed_.begin(), placed_.end(), std::string_view(f.key)) == placed_.end()) add({f.key});
+    }
+  }
+
+ private:
+  std::vector<std::string>& a_;
+  const PlanSpec& p_;
+  std::vector<std::string_view> placed_;
+};
+
+// The job fields' one-to-one Megatron-LM flags (job_fields.hpp), in `keys`' order: integers, each
+// always said (the batch).
+inline void add_job_flags(std::vector<std::string>& a, const JobSpec& j, std::initializer_list<const char*> keys) {
+  for (const char* key : keys) {
+    const JobField& field = *job_field(key);
+    add(a, field.megatron_flag, j.*field.integer);
   }
 }
 

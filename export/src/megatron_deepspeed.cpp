@@ -14,6 +14,7 @@ namespace {
 }
 
 using launch_args::add;
+using launch_args::add_job_flags;
 using launch_args::add_model_flags;
 using launch_args::add_plan_flags;
 
@@ -61,7 +62,7 @@ std::vector<std::string> megatron_deepspeed_args(const PlanFile& f, const Megatr
   add_model_flags(a, m, {&ModelSpec::seq_len});
   add(a, "--max-position-embeddings", m.seq_len);
   add_plan_flags(a, p, {"micro_batch"});
-  add(a, "--global-batch-size", f.job.global_batch);
+  add_job_flags(a, f.job, {"global_batch"});
   if (m.position == Position::rope) {
     // megatron/arguments.py: --rotary-position-embeddings-theta (an integer, default 10000) is
     // RotaryEmbedding's theta; there is no Llama 3.1 frequency scaling.

@@ -16,8 +16,8 @@ const std::map<std::string, Setter>& setters() {
   static const std::map<std::string, Setter> s = [] {
     std::map<std::string, Setter> all;
     for (const JobOption& j : job_options()) {
-      std::string PlanOptions::*member = j.value;
-      all.emplace(recipe_key(j.flag), [member](PlanOptions& o, const std::string& v) { o.*member = v; });
+      const JobOption* option = &j;  // job_options() lives as long as the program
+      all.emplace(recipe_key(j.flag), [option](PlanOptions& o, const std::string& v) { option->text(o) = v; });
     }
     for (const PlanField& f : plan_fields()) {
       if (f.derived || f.type == FieldType::on_off) continue;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "parallax/core/error.hpp"
+#include "parallax/core/job_fields.hpp"
 #include "parallax/core/plan_fields.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/core/spec_json.hpp"
@@ -21,9 +22,13 @@ namespace {
 std::string flag_for_path(const std::string& path) {
   if (path == "$.plan") return "--gpus";
   if (path == "$.model.moe.num_experts") return "--model";
-  constexpr std::string_view kPlan = "$.plan.";
+  constexpr std::string_view kPlan = "$.plan.", kJob = "$.job.";
   if (path.rfind(kPlan, 0) == 0) {
     if (const PlanField* f = plan_field(std::string_view(path).substr(kPlan.size()))) return f->flag;
+  }
+  if (path.rfind(kJob, 0) == 0) {
+    const JobField* f = job_field(std::string_view(path).substr(kJob.size()));
+    if (f != nullptr && f->flag != nullptr) return f->flag;
   }
   for (const JobOption& j : job_options())
     if (j.json_path != nullptr && path == j.json_path) return j.flag;
@@ -71,40 +76,72 @@ nlohmann::json plan_json(const PlanOptions& o, int64_t gpus) {
   return plan;
 }
 
+// The job as the flags give it, as a job file writes it: each field that has a flag and is given
+// (a required one always), parsed by its rule; the stack as resolved.
+nlohmann::json job_json(const PlanOptions& o, const std::string& stack) {
+  nlohmann::json job = {{"framework", stack}};
+  const std::span<const JobField> fields = job_fields();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const JobField& f = fields[i];
+    const std::string& text = o.job.at(i);
+    if (f.flag == nullptr || job.contains(f.key) || (text.empty() && !f.required)) continue;
+    if (f.type == JobFieldType::integer || f.integer_flag)
+      job[f.key] = parse_int(f.flag, text, static_cast<int64_t>(f.min), static_cast<int64_t>(f.max));
+    else if (f.type == JobFieldType::number)
+      job[f.key] = parse_number(f.flag, text, f.min, f.max);
+    else
+      job[f.key] = text;
+  }
+  // A kernel the job names is a preset or a file: one that cannot be loaded is the flag's error.
+  if (job.contains("attention_kernel")) {
+    try {
+      (void)load_attention_kernel(job["attention_kernel"].get<std::string>());
+    } catch (const InputError& e) {
+      throw InputError("command line", "--attention-kernel", e.rule());
+    }
+  }
+  return job;
+}
+
+// A job field's option: the field's flag, help and default.
+JobOption field_option(const char* key) {
+  const JobField& f = *job_field(key);
+  return {.flag = f.flag, .alias = f.alias, .help = f.help, .show_default = f.flag_default[0] != '\0',
+          .json_path = nullptr, .job_key = f.key};
+}
+
+// An input of the job that is no field of it.
+JobOption input_option(std::string PlanOptions::*input, const char* flag, const char* help, bool show_default,
+                       const char* json_path = nullptr) {
+  return {.flag = flag, .alias = nullptr, .help = help, .show_default = show_default, .json_path = json_path,
+          .input = input};
+}
+
 }  // namespace
 
 std::span<const JobOption> job_options() {
-  static const JobOption options[] = {
-      {&PlanOptions::model, "--model", nullptr, "model preset name or JSON file", true, nullptr},
-      {&PlanOptions::cluster, "--cluster", nullptr, "cluster preset name or JSON file", true, nullptr},
-      {&PlanOptions::nodes, "--nodes", nullptr,
-       "the cluster at this many nodes (up to what its fabric joins; default: its own)", false, nullptr},
-      {&PlanOptions::gpus, "--gpus", nullptr, "GPUs used (tp * cp * pp * dp)", true, "$.gpus"},
-      {&PlanOptions::global_batch, "--global-batch", nullptr, "sequences per iteration", true,
-       "$.job.global_batch"},
-      {&PlanOptions::seq_len, "--seq-len", nullptr, "tokens per sequence (default: the model's)", false, nullptr},
-      {&PlanOptions::dtype, "--dtype", nullptr, "training dtype: fp32|tf32|bf16|fp16|fp8", true, "$.job.dtype"},
-      {&PlanOptions::bytes_per_param, "--bytes-per-param", nullptr,
-       "weights+grads+optimizer bytes per parameter: 16|18|20", true, "$.job.bytes_per_param"},
-      {&PlanOptions::framework, "--stack", "--framework",
-       "software stack: presets/stacks/ says how it computes attention, the profile holds its scale "
-       "(default: the profile's, megatron-lm on the GPU profiles)",
-       false, "$.job.framework"},
-      {&PlanOptions::attention_kernel, "--attention-kernel", nullptr,
-       "fused attention kernel (presets/attention/: flash-attention-2, flash-attention-3, cudnn, "
-       "triton-flash) or JSON file; default: the stack's for the GPU",
-       false, nullptr},
-      {&PlanOptions::attention, "--attention", nullptr,
-       "the attention core, overriding the stack's: fused (blocked, no s x s scores; the executor's CPU "
-       "backend runs its own blocked kernel) or unfused",
-       false, "$.job.attention"},
-      {&PlanOptions::tokens, "--tokens", nullptr, "total training tokens", false, "$.job.tokens"},
-      {&PlanOptions::price, "--price", nullptr, "price per GPU-hour (USD)", false, "$.job.price_per_gpu_hour_usd"},
-      {&PlanOptions::profile, "--profile", nullptr, "efficiency profile preset or JSON file (default: the cluster's)",
-       false, nullptr},
+  static const std::vector<JobOption> options = {
+      input_option(&PlanOptions::model, "--model", "model preset name or JSON file", true),
+      input_option(&PlanOptions::cluster, "--cluster", "cluster preset name or JSON file", true),
+      input_option(&PlanOptions::nodes, "--nodes",
+                   "the cluster at this many nodes (up to what its fabric joins; default: its own)", false),
+      input_option(&PlanOptions::gpus, "--gpus", "GPUs used (tp * cp * pp * dp)", true, "$.gpus"),
+      field_option("global_batch"),
+      input_option(&PlanOptions::seq_len, "--seq-len", "tokens per sequence (default: the model's)", false),
+      field_option("dtype"),
+      field_option("bytes_per_param"),
+      field_option("framework"),
+      field_option("attention_kernel"),
+      field_option("attention"),
+      field_option("tokens"),
+      field_option("price_per_gpu_hour_usd"),
+      input_option(&PlanOptions::profile, "--profile",
+                   "efficiency profile preset or JSON file (default: the cluster's)", false),
   };
   return options;
 }
+
+std::string& JobOption::text(PlanOptions& o) const { return input != nullptr ? o.*input : o.job_value(job_key); }
 
 std::vector<std::string> default_plan_values() {
   std::vector<std::string> values;
@@ -112,9 +149,19 @@ std::vector<std::string> default_plan_values() {
   return values;
 }
 
+std::vector<std::string> default_job_values() {
+  std::vector<std::string> values;
+  for (const JobField& f : job_fields()) values.emplace_back(f.flag_default);
+  return values;
+}
+
 std::string& PlanOptions::value(std::string_view key) { return plan.at(plan_field_index(key)); }
 
 const std::string& PlanOptions::value(std::string_view key) const { return plan.at(plan_field_index(key)); }
+
+std::string& PlanOptions::job_value(std::string_view key) { return job.at(job_field_index(key)); }
+
+const std::string& PlanOptions::job_value(std::string_view key) const { return job.at(job_field_index(key)); }
 
 ResolvedJob resolve_job(const PlanOptions& o) { return resolve_job(o, load_model(o.model)); }
 
@@ -138,24 +185,9 @@ ResolvedJob resolve_job(const PlanOptions& o, const ModelSpec& model) {
   if (segmented.name != r.cluster.name) r.whole_cluster = std::exchange(r.cluster, std::move(segmented));
   // The profile first: the stack defaults to the profile's own (cpu-local has only the executor's).
   r.profile = load_profile(o.profile.empty() ? r.cluster.profile : o.profile);
-  const std::string stack = o.framework.empty() ? r.profile.default_stack() : o.framework;
+  const std::string& framework = o.job_value("framework");
   // The job goes through the same strict JSON reader as files do.
-  nlohmann::json job = {{"global_batch", parse_int("--global-batch", o.global_batch, 1,
-                                                   Limits::max_global_batch)},
-                        {"dtype", o.dtype},
-                        {"bytes_per_param", parse_int("--bytes-per-param", o.bytes_per_param, 1, 64)},
-                        {"framework", stack}};
-  if (!o.attention_kernel.empty()) {
-    try {
-      (void)load_attention_kernel(o.attention_kernel);
-    } catch (const InputError& e) {
-      throw InputError("command line", "--attention-kernel", e.rule());
-    }
-    job["attention_kernel"] = o.attention_kernel;
-  }
-  if (!o.attention.empty()) job["attention"] = o.attention;
-  if (!o.tokens.empty()) job["tokens"] = parse_number("--tokens", o.tokens, 0, Limits::max_tokens);
-  if (!o.price.empty()) job["price_per_gpu_hour_usd"] = parse_number("--price", o.price, 0, 1e6);
+  nlohmann::json job = job_json(o, framework.empty() ? r.profile.default_stack() : framework);
   try {
     JsonObjectReader jr(job, "command line", "$.job");
     r.job = read_job(jr);
@@ -178,7 +210,8 @@ ResolvedJob resolve_job(const PlanOptions& o, const ModelSpec& model) {
 Resolved resolve(const PlanOptions& o) {
   // Without a global batch the job is read with one sequence, then given micro_batch * dp.
   PlanOptions job_options = o;
-  if (o.global_batch.empty()) job_options.global_batch = "1";
+  const bool batch_given = !o.job_value("global_batch").empty();
+  if (!batch_given) job_options.job_value("global_batch") = "1";
   const ResolvedJob rj = resolve_job(job_options);
   Resolved r;
   PlanFile& f = r.file;
@@ -189,7 +222,7 @@ Resolved resolve(const PlanOptions& o) {
   r.profile = rj.profile;
 
   nlohmann::json plan = plan_json(o, f.gpus);
-  if (o.global_batch.empty())
+  if (!batch_given)
     f.job.global_batch = plan["micro_batch"].get<int64_t>() * plan["dp"].get<int64_t>();
   try {
     JsonObjectReader pr(plan, "command line", "$.plan");

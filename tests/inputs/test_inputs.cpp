@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "../core/core_test_util.hpp"  // require_input_error
+#include "parallax/core/job_fields.hpp"
 #include "parallax/core/plan_fields.hpp"
 #include "parallax/core/presets.hpp"
 #include "parallax/inputs/flag_values.hpp"
@@ -116,4 +117,33 @@ TEST_CASE("inputs: every plan flag sets its own field, and a bad value is refuse
     require_input_error([&] { (void)resolve(o); }, f.flag, {std::to_string(f.max + 1)});
   }
   CHECK_THROWS_AS(PlanOptions{}.value("no_such_field"), std::out_of_range);
+}
+
+TEST_CASE("inputs: every job flag sets its own field, and a bad value is refused naming it", "[inputs]") {
+  // The default options are MT-NLG 530B's published job (Smith et al. 2022: 1920 sequences, bf16);
+  // one flag off its default changes only its field.
+  const JobSpec published = resolve(PlanOptions{}).file.job;
+  CHECK(published.global_batch == 1920);
+  CHECK(published.dtype == Dtype::bf16);
+  PlanOptions o;
+  o.job_value("tokens") = "270e9";  // MT-NLG's 270 billion training tokens
+  o.job_value("price_per_gpu_hour_usd") = "2.5";
+  o.job_value("dtype") = "fp16";
+  o.job_value("bytes_per_param") = "20";
+  o.job_value("global_batch") = "2240";
+  const JobSpec j = resolve(o).file.job;
+  CHECK(j.tokens == 270e9);
+  CHECK(j.price_per_gpu_hour_usd == 2.5);
+  CHECK(j.dtype == Dtype::fp16);
+  CHECK(j.bytes_per_param == ParamBytesConvention::b20);
+  CHECK(j.global_batch == 2240);
+  CHECK(j.framework == published.framework);
+  for (const JobField& f : job_fields()) {
+    if (f.flag == nullptr) continue;
+    INFO(f.key);
+    PlanOptions bad;
+    bad.job_value(f.key) = "bad!";
+    require_input_error([&] { (void)resolve(bad); }, f.flag, {});
+  }
+  CHECK_THROWS_AS(PlanOptions{}.job_value("no_such_field"), std::out_of_range);
 }

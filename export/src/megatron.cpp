@@ -18,8 +18,8 @@ namespace parallax {
 namespace {
 
 using launch_args::add;
+using launch_args::add_job_flags;
 using launch_args::add_model_flags;
-using launch_args::add_plan_flags;
 using launch_args::number_text;
 
 [[noreturn]] void refuse(const std::string& why) {
@@ -42,36 +42,41 @@ void add_rope(std::vector<std::string>& a, const ModelSpec& m) {
   a.insert(a.end(), {"--use-rope-scaling", "--rope-scaling-factor", number_text(r.factor)});
 }
 
-}  // namespace
-
-std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& data) {
+// What Megatron-LM cannot run of the plan: GPipe, ALiBi, unequal virtual stages, and what the
+// plan's stack cannot run, as the planner refuses it (its capability table).
+void check_runs(const PlanFile& f, int64_t split_layers) {
   const ModelSpec& m = f.model;
   const PlanSpec& p = f.plan;
   if (p.schedule == Schedule::gpipe) refuse("Megatron-LM runs 1F1B, not GPipe");
   if (m.position == Position::alibi) refuse("Megatron-LM has no ALiBi position embedding");
-  // The layers Megatron-LM divides over the (virtual) stages: the embedding and the loss count when
-  // the plan says so (megatron/training/arguments.py).
-  const int64_t split_layers = m.layers + p.embedding_in_split + p.loss_in_split;
   if (p.vpp > 1 && (p.first_stage_layers > 0 || p.last_stage_layers > 0 || split_layers % (p.pp * p.vpp) != 0))
     refuse("Megatron-LM's virtual pipeline stages hold equal layers (" + std::to_string(split_layers) +
            (split_layers != m.layers ? " layers with the embedding or loss counted" : " layers") +
            " over pp " + std::to_string(p.pp) + " x vpp " + std::to_string(p.vpp) + ")");
-  // What the plan's stack cannot run, as the planner refuses it (its capability table).
   validate_plan(m, f.cluster, f.job, p, f.gpus, "export");
-  std::vector<std::string> a;
-  add_plan_flags(a, p, {"tp", "pp", "cp"});
+}
+
+// The parallel sizes, the pipeline's cut and the batch.
+void add_parallel_flags(std::vector<std::string>& a, const PlanFile& f, int64_t split_layers) {
+  const PlanSpec& p = f.plan;
+  launch_args::PlanFlags flags(a, p);
+  flags.add({"tp", "pp", "cp"});
   // The stack's ring, where its arguments name one (Megatron-Core's --cp-comm-type).
   if (p.cp > 1 && !f.job.capabilities.cp_comm_type.empty()) {
     a.push_back("--cp-comm-type");
     a.push_back(f.job.capabilities.cp_comm_type);
   }
-  add_plan_flags(a, p, {"first_stage_layers", "last_stage_layers", "account_for_embedding_in_pipeline_split",
-                        "account_for_loss_in_pipeline_split"});
+  flags.add({"first_stage_layers", "last_stage_layers", "account_for_embedding_in_pipeline_split",
+             "account_for_loss_in_pipeline_split"});
   if (p.vpp > 1) add(a, "--num-layers-per-virtual-pipeline-stage", split_layers / (p.pp * p.vpp));
   if (p.microbatch_group != 0 && p.microbatch_group != p.pp)
     add(a, "--microbatch-group-size-per-virtual-pipeline-stage", p.microbatch_group);
-  add_plan_flags(a, p, {"sequence_parallel", "micro_batch"});
-  add(a, "--global-batch-size", f.job.global_batch);
+  flags.add({"sequence_parallel", "micro_batch"});
+  flags.rest();
+  add_job_flags(a, f.job, {"global_batch"});
+}
+
+void add_recompute(std::vector<std::string>& a, const PlanSpec& p) {
   if (p.recompute == Recompute::selective) {
     a.insert(a.end(), {"--recompute-granularity", "selective"});
   } else if (p.recompute == Recompute::full) {
@@ -92,6 +97,11 @@ std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& da
       add(a, "--recompute-num-layers", 1);
     }
   }
+}
+
+// The stack the plan was predicted for: its attention, its data-parallel sharding, its overlaps.
+void add_stack_flags(std::vector<std::string>& a, const PlanFile& f) {
+  const PlanSpec& p = f.plan;
   // The attention the plan was predicted with: Megatron-Core picks a fused kernel by default
   // (--attention-backend auto, megatron/core/transformer/enums.py AttnBackend), so a stack that ran
   // the unfused softmax(QK^T)V of Megatron-LM 2021-2022 says so.
@@ -118,6 +128,10 @@ std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& da
                        p.zero == 2 ? "optim_grads" : "optim_grads_params", "--ckpt-format",
                        "fsdp_dtensor"});
   }
+}
+
+// The model's shape, positions, norm, biases, dropout and experts.
+void add_model(std::vector<std::string>& a, const ModelSpec& m, const PlanSpec& p) {
   add_model_flags(a, m, {&ModelSpec::layers, &ModelSpec::hidden, &ModelSpec::heads});
   if (m.kv_heads != m.heads) {
     a.push_back("--group-query-attention");
@@ -137,13 +151,19 @@ std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& da
   if (!m.linear_bias) a.push_back("--disable-bias-linear");
   launch_args::add_dropout(a, m);
   megatron_moe::add_flags(a, m, p);
+}
+
+void add_precision(std::vector<std::string>& a, const JobSpec& j) {
   // fp8 through Transformer Engine: bf16 outside the fp8 GEMMs, E4M3 forward and E5M2 gradients
   // (hybrid), the stack's scaling (delayed amax history, the current tensor's: tensorwise, or
   // per 32-element block: mxfp8).
-  if (f.job.dtype == Dtype::bf16 || f.job.dtype == Dtype::fp8) a.push_back("--bf16");
-  if (f.job.dtype == Dtype::fp8)
-    a.insert(a.end(), {"--fp8-format", "hybrid", "--fp8-recipe", megatron::fp8_recipe(f.job.fp8.scaling)});
-  if (f.job.dtype == Dtype::fp16) a.push_back("--fp16");
+  if (j.dtype == Dtype::bf16 || j.dtype == Dtype::fp8) a.push_back("--bf16");
+  if (j.dtype == Dtype::fp8)
+    a.insert(a.end(), {"--fp8-format", "hybrid", "--fp8-recipe", megatron::fp8_recipe(j.fp8.scaling)});
+  if (j.dtype == Dtype::fp16) a.push_back("--fp16");
+}
+
+void add_data(std::vector<std::string>& a, const MegatronData& data) {
   // Data and tokenizer: Megatron-LM asserts a single data source (--mock-data or --data-path).
   if (data.data_path.empty()) {
     a.insert(a.end(), {"--mock-data", "--tokenizer-type", "NullTokenizer"});
@@ -153,6 +173,22 @@ std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& da
     a.insert(a.end(), {"--data-path", data.data_path, "--split", "949,50,1", "--tokenizer-type",
                        "HuggingFaceTokenizer", "--tokenizer-model", data.tokenizer_model});
   }
+}
+
+}  // namespace
+
+std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& data) {
+  // The layers Megatron-LM divides over the (virtual) stages: the embedding and the loss count when
+  // the plan says so (megatron/training/arguments.py).
+  const int64_t split_layers = f.model.layers + f.plan.embedding_in_split + f.plan.loss_in_split;
+  check_runs(f, split_layers);
+  std::vector<std::string> a;
+  add_parallel_flags(a, f, split_layers);
+  add_recompute(a, f.plan);
+  add_stack_flags(a, f);
+  add_model(a, f.model, f.plan);
+  add_precision(a, f.job);
+  add_data(a, data);
   launch_args::add_schedule(a, f);
   return a;
 }

@@ -12,6 +12,7 @@
 #include "parallax/core/presets.hpp"
 #include "parallax/core/spec_json.hpp"
 #include "parallax/core/stack_spec.hpp"
+#include "field_lookup.hpp"
 
 namespace parallax {
 namespace {
@@ -145,25 +146,6 @@ std::span<const JobField> job_fields() {
   return fields;
 }
 
-const JobField* job_field(std::string_view key) {
-  for (const JobField& f : job_fields())
-    if (key == f.key) return &f;
-  return nullptr;
-}
-
-size_t job_field_index(std::string_view key) {
-  const std::span<const JobField> fields = job_fields();
-  for (size_t i = 0; i < fields.size(); ++i)
-    if (key == fields[i].key) return i;
-  throw std::out_of_range("no job field " + std::string(key));
-}
-
-const JobField* job_field_of_megatron_flag(std::string_view flag) {
-  for (const JobField& f : job_fields())
-    if (f.megatron_flag != nullptr && flag == f.megatron_flag) return &f;
-  return nullptr;
-}
-
 void read_job_field(JsonObjectReader& r, const JobField& f, JobSpec& j) {
   switch (f.type) {
     case JobFieldType::integer: {
@@ -199,5 +181,11 @@ void write_job_field(const JobField& f, const JobSpec& j, nlohmann::json& out) {
       break;
   }
 }
+
+const JobField* job_field(std::string_view key) { return field_lookup::by_key(job_fields(), key); }
+
+size_t job_field_index(std::string_view key) { return field_lookup::index_of(job_fields(), key, "job"); }
+
+const JobField* job_field_of_megatron_flag(std::string_view flag) { return field_lookup::by_megatron_flag(job_fields(), flag); }
 
 }  // namespace parallax

@@ -9,6 +9,7 @@
 #include "parallax/core/json_reader.hpp"
 #include "parallax/core/spec_json.hpp"
 #include "json_text.hpp"
+#include "field_lookup.hpp"
 
 namespace parallax {
 namespace {
@@ -180,23 +181,10 @@ std::span<const PlanField> plan_fields() {
   return fields;
 }
 
-const PlanField* plan_field(std::string_view key) {
-  for (const PlanField& f : plan_fields())
-    if (key == f.key) return &f;
-  return nullptr;
-}
+const PlanField* plan_field(std::string_view key) { return field_lookup::by_key(plan_fields(), key); }
 
-size_t plan_field_index(std::string_view key) {
-  const std::span<const PlanField> fields = plan_fields();
-  for (size_t i = 0; i < fields.size(); ++i)
-    if (key == fields[i].key) return i;
-  throw std::out_of_range("no plan field " + std::string(key));
-}
+size_t plan_field_index(std::string_view key) { return field_lookup::index_of(plan_fields(), key, "plan"); }
 
-const PlanField* plan_field_of_megatron_flag(std::string_view flag) {
-  for (const PlanField& f : plan_fields())
-    if (f.megatron_flag != nullptr && flag == f.megatron_flag) return &f;
-  return nullptr;
-}
+const PlanField* plan_field_of_megatron_flag(std::string_view flag) { return field_lookup::by_megatron_flag(plan_fields(), flag); }
 
 }  // namespace parallax

@@ -1,12 +1,15 @@
 // parallax capacity: GPUs vs days vs cost for a job's tokens, or the largest model a GPU-hour
 // budget trains (the BigScience question).
+#include <cmath>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "commands.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/spec_json.hpp"
+#include "parallax/costmodel/intervals.hpp"
 #include "parallax/costmodel/prediction_json.hpp"
 #include "parallax/inputs/flag_values.hpp"
 #include "parallax/inputs/plan_text.hpp"
@@ -30,7 +33,26 @@ struct CapacityArgs {
   std::string family = "megatron-gpt";
   SearchFlags search;
   bool json = false;
+  std::string interval_level = "0.8";
 };
+
+// A figure proportional to the iteration time (days, GPU-hours, cost) at the interval's ends;
+// null for an unbounded end.
+nlohmann::json scaled_range(double x, const PredictionInterval& iv) {
+  auto end = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
+  return nlohmann::json::array({end(x * iv.low_ratio), end(x * iv.high_ratio)});
+}
+
+// "12.3 (10.1-15.2)": a figure and its range.
+std::string with_range(double x, const PredictionInterval& iv, int precision) {
+  const double hi = x * iv.high_ratio;
+  return fmt(x, precision) + " (" + fmt(x * iv.low_ratio, precision) + "-" +
+         (std::isfinite(hi) ? fmt(hi, precision) : std::string("unbounded")) + ")";
+}
+
+PredictionInterval interval_of(const PlannerInputs& in, const PlanSpec& p, double level) {
+  return prediction_interval(load_residuals(), job_features(in.model, in.cluster, in.job, p), level);
+}
 
 std::vector<int64_t> gpu_counts(const CapacityArgs& a, const ClusterSpec& c) {
   std::vector<int64_t> out;
@@ -64,6 +86,7 @@ void run_sweep(const CapacityArgs& a, const ResolvedJob& rj) {
     throw InputError("command line", "--tokens", "is required (tokens to train) unless --budget-gpu-hours");
   }
   const PlannerInputs in = planner_inputs(rj, a.search);
+  const double level = parse_number("--interval-level", a.interval_level, 0.01, 0.99);
   const std::vector<CapacityRow> rows =
       capacity_sweep(in, gpu_counts(a, rj.cluster), rj.job.tokens, rj.job.price_per_gpu_hour_usd);
   if (a.json) {
@@ -79,6 +102,11 @@ void run_sweep(const CapacityArgs& a, const ResolvedJob& rj) {
         j["cost_usd"] = price_known(rj.job.price_per_gpu_hour_usd) ? nlohmann::json(r.cost_usd)
                                                                     : nlohmann::json(nullptr);
         j["scaling_efficiency"] = r.scaling_efficiency;
+        const PredictionInterval iv = interval_of(in, r.best->plan, level);
+        nlohmann::json& ij = j["interval"] = interval_json(iv, r.best->prediction);
+        ij["days"] = scaled_range(r.days, iv);
+        ij["gpu_hours"] = scaled_range(r.gpu_hours, iv);
+        if (price_known(rj.job.price_per_gpu_hour_usd)) ij["cost_usd"] = scaled_range(r.cost_usd, iv);
       } else {
         j["no_plan"] = r.no_plan_reason;
       }
@@ -87,8 +115,10 @@ void run_sweep(const CapacityArgs& a, const ResolvedJob& rj) {
     std::cout << nlohmann::json{{"rows", arr}, {"tokens", rj.job.tokens}}.dump(2) << '\n';
     return;
   }
-  TextTable t({"GPUs", "best plan", "Megatron TF/s", "MFU", "days", "GPU-hours", "cost USD",
-               "scaling", ""});
+  const std::string pct = fmt(level * 100, 0) + "%";
+  TextTable t({"GPUs", "best plan", "Megatron TF/s", "MFU", "days (" + pct + ")", "GPU-hours (" + pct + ")",
+               "cost USD", "scaling", ""});
+  std::optional<PredictionInterval> first;
   for (const CapacityRow& r : rows) {
     if (!r.best) {
       t.add_row({std::to_string(r.gpus), r.no_plan_reason, "", "", "", "", "", "", ""});
@@ -100,8 +130,10 @@ void run_sweep(const CapacityArgs& a, const ResolvedJob& rj) {
                        std::to_string(p.dp) + " mbs" + std::to_string(p.micro_batch) + " " +
                        to_string(p.recompute) + (p.sequence_parallel ? " sp" : "") +
                        (p.zero > 0 ? " zero" + std::to_string(p.zero) : "");
+    const PredictionInterval iv = interval_of(in, p, level);
+    if (!first) first = iv;
     t.add_row({std::to_string(r.gpus), plan, fmt(r.best->prediction.megatron_tflops_per_gpu, 1),
-               fmt_pct(r.best->prediction.mfu), fmt(r.days, 1), fmt(r.gpu_hours, 0),
+               fmt_pct(r.best->prediction.mfu), with_range(r.days, iv, 1), with_range(r.gpu_hours, iv, 0),
                price_known(rj.job.price_per_gpu_hour_usd) ? fmt(r.cost_usd, 0) : "-",
                fmt_pct(r.scaling_efficiency),
                r.knee ? "<- knee (< 80%)" : ""});
@@ -111,6 +143,7 @@ void run_sweep(const CapacityArgs& a, const ResolvedJob& rj) {
             << t.str()
             << "scaling = tokens/s per GPU relative to the first row; the knee is where it first "
                "falls below 80%.\n";
+  if (first) std::cout << "first row's " << interval_note(*first);
   // A count that does not take whole NVLink domains is planned on them in SLURM segments.
   for (const CapacityRow& r : rows) {
     if (r.cluster != rj.cluster.name) std::cout << r.gpus << " GPUs: planned on " << r.cluster << "\n";
@@ -186,6 +219,9 @@ void add_capacity_command(CLI::App& app) {
   sub->add_option("--gpus-range", args->gpus_range, "GPU counts A:B:STEP");
   sub->add_option("--budget-gpu-hours", args->budget_gpu_hours,
                   "answer: the largest model of the family that trains within this budget");
+  sub->add_option("--interval-level", args->interval_level,
+                  "the days' and GPU-hours' interval level, in (0, 1) (docs/predict.md)")
+      ->capture_default_str();
   sub->add_option("--tokens-per-param", args->tokens_per_param,
                   "tokens per parameter when --tokens is not given")
       ->capture_default_str();

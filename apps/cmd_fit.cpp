@@ -10,7 +10,9 @@
 #include "parallax/core/atomic_file.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/presets.hpp"
+#include "parallax/validation/cross_validation.hpp"
 #include "parallax/validation/profile_fit.hpp"
+#include "parallax/validation/residuals.hpp"
 #include "text_table.hpp"
 
 namespace parallax::cli {
@@ -22,7 +24,20 @@ struct FitArgs {
   std::string profile;
   std::string out;
   std::string date;
+  bool residuals = false;
 };
+
+// The residual table of the prediction intervals: every source predicted by profiles fitted on
+// the others (validate --cross-validate source), its rows written as presets/residuals/ holds them.
+void run_residuals(const FitArgs& a) {
+  if (!a.profile.empty()) throw InputError("command line", "--profile", "cannot go with --residuals (which fits every profile)");
+  const Corpus corpus = load_corpus(a.runs, a.exclude);
+  TopologyCache topos;
+  const CrossValidation cv = cross_validate_by_source(corpus, topos);
+  write_file_atomic(a.out, to_json(residual_table(cv.rows)).dump(2) + "\n");
+  std::cout << "residual table: " << cv.rows.size() << " rows predicted out of sample (mean |error| "
+            << fmt(cv.summary.mean_abs_error_pct, 2) << "%)\nwrote " << a.out << '\n';
+}
 
 // Every stack of the corpus's rows, so that the profile predicts every row, and every stack
 // preset: a stack without rows keeps the prior scale 1, so that --stack takes any stack the
@@ -35,6 +50,11 @@ std::vector<std::string> profile_stacks(const Corpus& c) {
 }
 
 void run_fit(const FitArgs& a) {
+  if (a.residuals) {
+    run_residuals(a);
+    return;
+  }
+  if (a.profile.empty()) throw InputError("command line", "--profile", "is required: the profile to fit (or --residuals)");
   const bool date_ok = a.date.size() == 10 && std::all_of(a.date.begin(), a.date.end(), [](char ch) {
     return ch == '-' || (ch >= '0' && ch <= '9');
   }) && a.date[4] == '-' && a.date[7] == '-';
@@ -84,9 +104,11 @@ void add_fit_command(CLI::App& app) {
                   "leave this source (or source group) out of the fit; repeatable");
   sub->add_option("--profile", args->profile,
                   "the profile to fit (preset name or file): its rows are those of clusters "
-                  "using it; overlap and memory reserve are kept")
-      ->required();
-  sub->add_option("--out", args->out, "where to write the fitted profile")->required();
+                  "using it; overlap and memory reserve are kept");
+  sub->add_flag("--residuals", args->residuals,
+                "instead of a profile, the residual table of the prediction intervals: every source "
+                "predicted by profiles fitted on the others (presets/residuals/corpus.json)");
+  sub->add_option("--out", args->out, "where to write the fitted profile (or residual table)")->required();
   sub->add_option("--date", args->date, "provenance date, YYYY-MM-DD (default: today, UTC)");
   sub->callback([args] { run_fit(*args); });
 }

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -12,7 +13,9 @@
 #include "parallax/core/json_reader.hpp"
 #include "parallax/core/plan_file.hpp"
 #include "parallax/core/spec_json.hpp"
+#include "parallax/costmodel/intervals.hpp"
 #include "parallax/costmodel/prediction_json.hpp"
+#include "parallax/inputs/flag_values.hpp"
 #include "parallax/inputs/plan_text.hpp"
 #include "parallax/inputs/recipe.hpp"
 #include "parallax/inputs/search_file.hpp"
@@ -57,6 +60,7 @@ struct PlanArgs {
   bool explain = false;
   bool sensitivity = false;
   bool json = false;
+  std::string interval_level = "0.8";
   SearchFlags search;
   std::string out;
   std::string compare;  // a plan file to compare the winner with
@@ -111,11 +115,15 @@ std::string rejections_text(const SearchResult& res) {
   return s;
 }
 
-nlohmann::json search_json(const SearchResult& res, int64_t top) {
+// Each plan's prediction interval (intervals.hpp): the corpus rows like the job and the plan.
+using IntervalOf = std::function<PredictionInterval(const PlanSpec&)>;
+
+nlohmann::json search_json(const SearchResult& res, int64_t top, const IntervalOf& interval_of) {
   nlohmann::json plans = nlohmann::json::array();
   for (int64_t i = 0; i < top && i < static_cast<int64_t>(res.plans.size()); ++i) {
     const RankedPlan& r = res.plans[static_cast<size_t>(i)];
     nlohmann::json j = to_json(r.prediction);
+    j["interval"] = interval_json(interval_of(r.plan), r.prediction);
     j["plan"] = to_json(r.plan);
     j["ranking_time_s"] = r.time_s;
     j["refined_by_simulator"] = r.refined;
@@ -177,6 +185,11 @@ void plan_and_print(const PlanArgs& a) {
   if (res.plans.empty()) throw no_plan_error(res, in.gpus);
 
   const RankedPlan& win = res.plans.front();
+  const double level = parse_number("--interval-level", a.interval_level, 0.01, 0.99);
+  const ResidualTable residuals = load_residuals();
+  const IntervalOf interval_of = [&](const PlanSpec& p) {
+    return prediction_interval(residuals, job_features(in.model, in.cluster, in.job, p), level);
+  };
   if (!a.out.empty()) {
     PlanFile f{in.model, in.cluster, in.job, win.plan, in.gpus};
     write_file_atomic(a.out, to_json(f).dump(2) + "\n");
@@ -186,7 +199,7 @@ void plan_and_print(const PlanArgs& a) {
   if (a.sensitivity) sens = sensitivity_analysis(in, res);
 
   if (a.json) {
-    nlohmann::json j = search_json(res, a.top);
+    nlohmann::json j = search_json(res, a.top, interval_of);
     if (compared) j["compared"] = {{"plan", to_json(compared->plan)},
                                    {"iteration_time_s", compared->time_s},
                                    {"why_winner_is_faster", explain_difference(win, *compared)}};
@@ -194,6 +207,7 @@ void plan_and_print(const PlanArgs& a) {
     std::cout << j.dump(2) << '\n';
     return;
   }
+  const PredictionInterval win_interval = interval_of(win.plan);
   std::cout << inputs_header(in.model, in.cluster, in.gpus, in.job, in.profile.name) << '\n'
             << "top plans of " << res.plans.size() << " that fit (" << res.evaluated
             << " admitted and predicted, " << res.considered << " considered, top "
@@ -201,7 +215,7 @@ void plan_and_print(const PlanArgs& a) {
             << " s; * = analytic time, not simulated; vpp V/N = interleaved in micro-batch groups of N; ep E/T = expert tensor parallelism T)\n"
             << plans_table(res, a.top) << '\n'
             << "winner: " << plan_line(win.plan) << "\n\n"
-            << throughput_table(win.prediction) << '\n'
+            << throughput_table(win.prediction, &win_interval) << interval_note(win_interval) << '\n'
             << time_table(win.prediction) << '\n'
             << memory_section(win.prediction, win.plan);
   if (a.explain) {
@@ -244,6 +258,10 @@ void add_plan_command(CLI::App& app) {
   sub->add_option("--threads", args->threads, "worker threads (0 = all cores)")
       ->check(CLI::Range(0, 1024));
   sub->add_flag("--json", args->json, "print JSON");
+  sub->add_option("--interval-level", args->interval_level,
+                  "the prediction intervals' level, in (0, 1): the share of jobs like this one whose "
+                  "measured time falls inside (docs/predict.md)")
+      ->capture_default_str();
   sub->add_option("--out", args->out, "write the winner's plan file");
   sub->add_option("--search", args->search_file,
                   "a YAML or JSON search file: the job (model, cluster, gpus, stack, ...) and what to "

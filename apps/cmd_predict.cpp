@@ -8,8 +8,10 @@
 #include "parallax/core/atomic_file.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/spec_json.hpp"
+#include "parallax/costmodel/intervals.hpp"
 #include "parallax/costmodel/predict.hpp"
 #include "parallax/costmodel/prediction_json.hpp"
+#include "parallax/inputs/flag_values.hpp"
 #include "parallax/inputs/job_flags.hpp"
 #include "parallax/inputs/megatron_import.hpp"
 #include "parallax/inputs/nemo_config.hpp"
@@ -30,6 +32,7 @@ struct PredictArgs {
   std::string megatron_args;  // a Megatron-LM command line to evaluate, file or "-"
   std::string recipe;         // a YAML/JSON recipe: the flags' values in a file
   std::set<std::string> given;  // recipe keys of the flags typed on the command line
+  std::string interval_level = "0.8";
 };
 
 // The plan of an existing Megatron-LM launch: its arguments give the model, batch, dtype and
@@ -101,11 +104,11 @@ Resolved resolve_nemo(const PredictArgs& a) {
   }
 }
 
-void print_text(const PlanFile& f, const EfficiencyProfile& prof, const Prediction& pr) {
+void print_text(const PlanFile& f, const EfficiencyProfile& prof, const Prediction& pr, const PredictionInterval& iv) {
   std::cout << inputs_header(f.model, f.cluster, f.gpus, f.job, prof.name)
             << "plan     " << plan_line(f.plan) << "\n\n";
 
-  std::cout << throughput_table(pr) << '\n' << time_table(pr) << '\n'
+  std::cout << throughput_table(pr, &iv) << interval_note(iv) << '\n' << time_table(pr) << '\n'
             << memory_section(pr, f.plan);
 }
 
@@ -116,16 +119,20 @@ void run_predict(const PredictArgs& a) {
                      : !a.recipe.empty() && is_nemo_config(a.recipe) ? resolve_nemo(a)
                      : !a.recipe.empty()      ? resolve_recipe(a.recipe, read_recipe(a.recipe, a.plan, a.given), a.given)
                                               : resolve(a.plan);
+  const double level = parse_number("--interval-level", a.interval_level, 0.01, 0.99);
   const Prediction pr = predict(r.file.model, r.file.cluster, r.file.job, r.file.plan, r.profile);
+  const PredictionInterval iv = prediction_interval(
+      load_residuals(), job_features(r.file.model, r.file.cluster, r.file.job, r.file.plan), level);
   if (!a.out.empty()) write_file_atomic(a.out, to_json(r.file).dump(2) + "\n");
   if (a.json) {
     nlohmann::json j = to_json(pr);
     j["plan"] = to_json(r.file.plan);
     j["gpus"] = r.file.gpus;
     j["profile"] = r.profile.name;
+    j["interval"] = interval_json(iv, pr);
     std::cout << j.dump(2) << '\n';
   } else {
-    print_text(r.file, r.profile, pr);
+    print_text(r.file, r.profile, pr, iv);
   }
 }
 
@@ -136,6 +143,10 @@ void add_predict_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("predict", "predict time, throughput and memory of one plan");
   add_plan_options(*sub, args->plan);
   sub->add_flag("--json", args->json, "print JSON");
+  sub->add_option("--interval-level", args->interval_level,
+                  "the prediction interval's level, in (0, 1): the share of jobs like this one whose "
+                  "measured time falls inside it (docs/predict.md)")
+      ->capture_default_str();
   sub->add_option("--out", args->out, "write the plan file (model, cluster, job, plan)");
   sub->add_option("--from-recipe", args->recipe,
                   "a YAML or JSON file of the flags' values (model, cluster, gpus, stack, tp, pp, "

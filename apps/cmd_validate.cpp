@@ -7,8 +7,12 @@
 
 #include "commands.hpp"
 #include "corpus_path.hpp"
+#include "parallax/core/atomic_file.hpp"
 #include "parallax/core/error.hpp"
+#include "parallax/costmodel/intervals.hpp"
+#include "parallax/inputs/flag_values.hpp"
 #include "parallax/validation/cross_validation.hpp"
+#include "parallax/validation/residuals.hpp"
 #include "parallax/validation/validation.hpp"
 #include "text_table.hpp"
 
@@ -24,6 +28,9 @@ struct ValidateArgs {
   std::string cross_validate;
   std::string group_by;
   bool json = false;
+  std::string residuals;  // with --cross-validate: where to write the residual table
+  bool coverage = false;
+  std::string interval_level;  // --coverage: one level (default: 80% and 50%)
 };
 
 nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }
@@ -137,7 +144,41 @@ void print_text(const std::vector<ValidationRow>& rows, const ErrorSummary& s,
                "throughput). fits NO: the memory model says the published plan does not fit.\n";
 }
 
+// The committed residual table's intervals on its own rows, each from the other source groups.
+void run_coverage(const ValidateArgs& a) {
+  std::vector<double> levels{0.8, 0.5};
+  if (!a.interval_level.empty()) levels = {parse_number("--interval-level", a.interval_level, 0.01, 0.99)};
+  const ResidualTable t = load_residuals();
+  nlohmann::json j = nlohmann::json::array();
+  for (const double level : levels) {
+    const CoverageReport c = interval_coverage(t, level);
+    nlohmann::json sources = nlohmann::json::object();
+    TextTable tt({"source", "rows", "inside", "share"});
+    for (const auto& [source, cov] : c.by_source) {
+      sources[source] = {{"rows", cov.rows}, {"inside", cov.inside}};
+      tt.add_row({source, std::to_string(cov.rows), std::to_string(cov.inside), fmt_pct(cov.share())});
+    }
+    j.push_back({{"level", level},
+                 {"rows", c.all.rows},
+                 {"inside", c.all.inside},
+                 {"median_half_width", c.median_half_width},
+                 {"sources", sources}});
+    if (a.json) continue;
+    std::cout << fmt(level * 100, 0) << "% intervals, each row's from the other sources' rows: "
+              << c.all.inside << " of " << c.all.rows << " rows inside (" << fmt_pct(c.all.share())
+              << "); median half-width " << fmt_pct(c.median_half_width) << " of the predicted time\n"
+              << tt.str() << '\n';
+  }
+  if (a.json) std::cout << j.dump(2) << '\n';
+}
+
 void run_validate(const ValidateArgs& a) {
+  if (a.coverage) {
+    run_coverage(a);
+    return;
+  }
+  if (!a.residuals.empty() && a.cross_validate.empty())
+    throw InputError("command line", "--residuals", "needs --cross-validate source (its rows are the table)");
   if (!a.cross_validate.empty() && a.cross_validate != "source") {
     throw InputError("command line", "--cross-validate", "must be \"source\" (got \"" + a.cross_validate + "\")");
   }
@@ -166,6 +207,7 @@ void run_validate(const ValidateArgs& a) {
   const CrossValidation cv = cross_validate_by_source(corpus, topos);
   std::vector<UnsupportedRun> missing = corpus.unsupported;
   missing.insert(missing.end(), cv.unpredicted.begin(), cv.unpredicted.end());
+  if (!a.residuals.empty()) write_file_atomic(a.residuals, to_json(residual_table(cv.rows)).dump(2) + "\n");
   if (a.json) {
     nlohmann::json j = report_json(cv.rows, cv.summary, missing, by);
     j["cross_validate"] = "source";
@@ -194,6 +236,13 @@ void add_validate_command(CLI::App& app) {
                   "\"source\": leave one source out, fit on the others, predict it");
   sub->add_option("--group-by", args->group_by, "source (default), stack, gpu or dtype");
   sub->add_flag("--json", args->json, "print JSON");
+  sub->add_option("--residuals", args->residuals,
+                  "with --cross-validate source: write its rows as the residual table the prediction "
+                  "intervals rest on (presets/residuals/corpus.json)");
+  sub->add_flag("--coverage", args->coverage,
+                "the prediction intervals' coverage on the corpus: each row's interval from the other "
+                "sources' rows of the committed residual table, at 80% and 50%");
+  sub->add_option("--interval-level", args->interval_level, "with --coverage: this level only, in (0, 1)");
   sub->callback([args] { run_validate(*args); });
 }
 

@@ -1,5 +1,6 @@
 #include "prediction_text.hpp"
 
+#include <cmath>
 #include <vector>
 
 #include "text_table.hpp"
@@ -19,15 +20,42 @@ std::string inputs_header(const ModelSpec& m, const ClusterSpec& c, int64_t gpus
          "\n";
 }
 
-std::string throughput_table(const Prediction& pr) {
-  TextTable perf({"throughput", "value"});
-  perf.add_row({"iteration time", fmt_seconds(pr.iteration_time_s)});
-  perf.add_row({"tokens/s", fmt(pr.tokens_per_s, 0)});
-  perf.add_row({"model TFLOP/s/GPU (no recompute)", fmt(pr.model_tflops_per_gpu, 1)});
-  perf.add_row({"hardware TFLOP/s/GPU (with recompute)", fmt(pr.hardware_tflops_per_gpu, 1)});
-  perf.add_row({"Megatron TFLOP/s/GPU (96BsLh^2 convention)", fmt(pr.megatron_tflops_per_gpu, 1)});
-  perf.add_row({"MFU (model FLOPs / dense peak)", fmt_pct(pr.mfu)});
+std::string throughput_table(const Prediction& pr, const PredictionInterval* iv) {
+  std::vector<std::string> head{"throughput", "value"};
+  if (iv != nullptr) head.push_back(fmt(iv->level * 100, 0) + "% interval");
+  TextTable perf(head);
+  // A time's range is predicted x [low, high]; a rate's, predicted / [high, low].
+  auto row = [&](const std::string& name, double v, bool time, auto text) {
+    std::vector<std::string> r{name, text(v)};
+    if (iv != nullptr) {
+      const double lo = time ? v * iv->low_ratio : v / iv->high_ratio;
+      const double hi = time ? v * iv->high_ratio : v / iv->low_ratio;
+      r.push_back(text(lo) + " - " + (std::isfinite(hi) ? text(hi) : std::string("unbounded")));
+    }
+    perf.add_row(r);
+  };
+  row("iteration time", pr.iteration_time_s, true, [](double x) { return fmt_seconds(x); });
+  row("tokens/s", pr.tokens_per_s, false, [](double x) { return fmt(x, 0); });
+  auto one = [](double x) { return fmt(x, 1); };
+  row("model TFLOP/s/GPU (no recompute)", pr.model_tflops_per_gpu, false, one);
+  row("hardware TFLOP/s/GPU (with recompute)", pr.hardware_tflops_per_gpu, false, one);
+  row("Megatron TFLOP/s/GPU (96BsLh^2 convention)", pr.megatron_tflops_per_gpu, false, one);
+  row("MFU (model FLOPs / dense peak)", pr.mfu, false, [](double x) { return fmt_pct(x); });
   return perf.str();
+}
+
+std::string interval_note(const PredictionInterval& iv) {
+  auto list = [](const std::vector<std::string>& xs) {
+    std::string out;
+    for (const std::string& x : xs) out += (out.empty() ? "" : ", ") + x;
+    return out;
+  };
+  std::string note = fmt(iv.level * 100, 0) + "% interval: " + std::to_string(iv.rows) + " corpus rows of " +
+                     std::to_string(iv.sources) + " sources, predicted out of sample, like this job in: " +
+                     (iv.basis.empty() ? std::string("nothing narrower than the whole corpus") : list(iv.basis));
+  if (!iv.dropped.empty())
+    note += "; fewer than " + std::to_string(iv.needed) + " sources share also: " + list(iv.dropped);
+  return note + " (docs/predict.md)\n";
 }
 
 std::string time_table(const Prediction& pr) {

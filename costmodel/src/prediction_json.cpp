@@ -1,5 +1,7 @@
 #include "parallax/costmodel/prediction_json.hpp"
 
+#include <cmath>
+
 #include "parallax/costmodel/stage_time.hpp"
 #include "parallax/costmodel/time_breakdown.hpp"
 
@@ -52,6 +54,27 @@ nlohmann::json to_json(const Prediction& p) {
                  {"capacity_bytes", p.capacity_bytes},
                  {"per_stage", stages}};
   return j;
+}
+
+namespace {
+
+nlohmann::json bound(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }
+
+}  // namespace
+
+nlohmann::json interval_json(const PredictionInterval& iv, const Prediction& p) {
+  auto time = [&iv](double t) { return nlohmann::json::array({bound(t * iv.low_ratio), bound(t * iv.high_ratio)}); };
+  auto rate = [&iv](double r) { return nlohmann::json::array({bound(r / iv.high_ratio), bound(r / iv.low_ratio)}); };
+  return {{"level", iv.level},
+          {"iteration_time_s", time(p.iteration_time_s)},
+          {"tokens_per_s", rate(p.tokens_per_s)},
+          {"model_tflops_per_gpu", rate(p.model_tflops_per_gpu)},
+          {"mfu", rate(p.mfu)},
+          {"rows", iv.rows},
+          {"sources", iv.sources},
+          {"sources_needed", iv.needed},
+          {"basis", iv.basis},
+          {"dropped", iv.dropped}};
 }
 
 }  // namespace parallax

@@ -106,6 +106,57 @@ TEST_CASE("predict --json on the defaults has every documented key") {
         Approx(72 * B * s * L * h * h * (1 + s / (6 * h) + V / (12 * L * h))));
 }
 
+namespace {
+
+// The interval (docs/predict.md): its ends bracket the prediction, a time's as a rate's inverted.
+void check_interval(const nlohmann::json& iv, double time_s, double tokens_per_s, double level) {
+  CHECK(iv["level"].get<double>() == level);
+  CHECK(iv["iteration_time_s"][0].get<double>() < time_s);
+  CHECK(iv["iteration_time_s"][1].get<double>() > time_s);
+  CHECK(iv["tokens_per_s"][0].get<double>() < tokens_per_s);
+  CHECK(iv["tokens_per_s"][1].get<double>() > tokens_per_s);
+  CHECK(iv["iteration_time_s"][0].get<double>() * iv["tokens_per_s"][1].get<double>() ==
+        Approx(time_s * tokens_per_s));
+  CHECK(iv["sources"].get<int>() >= iv["sources_needed"].get<int>());
+  CHECK(iv["basis"].size() + iv["dropped"].size() == 8);  // every feature kept or given up
+}
+
+}  // namespace
+
+TEST_CASE("predict, plan and capacity --json carry the prediction interval of every figure") {
+  const Result r80 = run("predict --json");
+  const Result r50 = run("predict --json --interval-level 0.5");
+  REQUIRE(r80.code == 0);
+  REQUIRE(r50.code == 0);
+  const auto p80 = nlohmann::json::parse(r80.out), p50 = nlohmann::json::parse(r50.out);
+  const double t = p80["iteration_time_s"].get<double>(), tps = p80["tokens_per_s"].get<double>();
+  check_interval(p80["interval"], t, tps, 0.8);
+  check_interval(p50["interval"], t, tps, 0.5);
+  // A lower level is a narrower interval.
+  CHECK(p50["interval"]["iteration_time_s"][0].get<double>() > p80["interval"]["iteration_time_s"][0].get<double>());
+  CHECK(p50["interval"]["iteration_time_s"][1].get<double>() < p80["interval"]["iteration_time_s"][1].get<double>());
+  const Result plan = run("plan --json --top 3");
+  REQUIRE(plan.code == 0);
+  const auto pj = nlohmann::json::parse(plan.out);
+  REQUIRE(pj["plans"].size() == 3);
+  for (const auto& p : pj["plans"])
+    check_interval(p["interval"], p["iteration_time_s"].get<double>(), p["tokens_per_s"].get<double>(), 0.8);
+  const Result cap = run("capacity --json --tokens 1e11 --gpus 1120,2240 --price 2");
+  REQUIRE(cap.code == 0);
+  const auto cj = nlohmann::json::parse(cap.out);
+  REQUIRE(cj["rows"].size() == 2);
+  for (const auto& row : cj["rows"]) {
+    const auto& iv = row["interval"];
+    check_interval(iv, row["prediction"]["iteration_time_s"].get<double>(),
+                   row["prediction"]["tokens_per_s"].get<double>(), 0.8);
+    CHECK(iv["days"][0].get<double>() < row["days"].get<double>());
+    CHECK(iv["days"][1].get<double>() > row["days"].get<double>());
+    CHECK(iv["cost_usd"][1].get<double>() / row["cost_usd"].get<double>() ==
+          Approx(iv["iteration_time_s"][1].get<double>() / row["prediction"]["iteration_time_s"].get<double>()));
+  }
+  expect_bad_input("predict --interval-level 1", "--interval-level");
+}
+
 TEST_CASE("the plain output is a readable table with the memory breakdown") {
   const Result r = run("predict");
   REQUIRE(r.code == 0);
@@ -113,6 +164,7 @@ TEST_CASE("the plain output is a readable table with the memory breakdown") {
   CHECK(r.out.find("activations") != std::string::npos);
   CHECK(r.out.find("18 bytes/param") != std::string::npos);
   CHECK(r.out.find("fits") != std::string::npos);
+  CHECK(r.out.find("80% interval") != std::string::npos);
 }
 
 TEST_CASE("predict --out writes a plan file that reads back to the same plan") {

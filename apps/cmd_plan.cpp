@@ -1,6 +1,7 @@
 // parallax plan: search every plan that can run, rank them, explain, and write the winner.
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -83,7 +84,23 @@ Progress progress_bar() {
   };
 }
 
-std::string plans_table(const SearchResult& res, int64_t top) {
+// "2=": the plan ranked 2nd, tied with the winner (TieRule).
+std::string rank_text(const SearchResult& res, size_t i, const TieRule& ties) {
+  const bool tied = i > 0 && ties.tied(res.plans[i].time_s, res.plans.front().time_s);
+  return std::to_string(i + 1) + (tied ? "=" : "");
+}
+
+// What "=" means, with the figure it rests on.
+std::string ties_note(const TieRule& ties) {
+  if (!std::isfinite(ties.log_ratio))
+    return "= tied with #1: not marked, fewer than " + std::to_string(ties.needed) + " sweeps of the corpus to say\n";
+  return "= tied with #1: within " + fmt((std::exp(ties.log_ratio) - 1) * 100, 1) + "% of its time, the " +
+         fmt(ties.level * 100, 0) + "% error of the ratio of two plans' times (" + std::to_string(ties.pairs) +
+         " pairs of plans in " + std::to_string(ties.sweeps) + " sweeps of the corpus, predicted out of sample): "
+         "which of them is faster, the model cannot say; measure them (docs/predict.md)\n";
+}
+
+std::string plans_table(const SearchResult& res, int64_t top, const TieRule& ties) {
   TextTable t({"#", "tp", "cp", "pp", "vpp", "dp", "ep", "mbs", "m", "recompute", "sp", "zero", "iter s",
                "model TF/s", "Megatron TF/s", "MFU", "peak GB", "headroom GB", "bubble"});
   for (int64_t i = 0; i < top && i < static_cast<int64_t>(res.plans.size()); ++i) {
@@ -92,7 +109,7 @@ std::string plans_table(const SearchResult& res, int64_t top) {
     const Prediction& pr = r.prediction;
     // Throughput at the ranking time (the simulator's, when refined).
     const double scale = r.throughput_scale();
-    t.add_row({std::to_string(i + 1), std::to_string(p.tp), std::to_string(p.cp), std::to_string(p.pp),
+    t.add_row({rank_text(res, static_cast<size_t>(i), ties), std::to_string(p.tp), std::to_string(p.cp), std::to_string(p.pp),
                // "3/10": vpp 3, interleaved in micro-batch groups of 10 (Megatron-Core).
                std::to_string(p.vpp) + (p.microbatch_group != 0 ? "/" + std::to_string(p.microbatch_group) : ""),
                // "8/1": ep 8 with expert tensor parallelism 1 (etp 0, the default, is tp).
@@ -118,12 +135,14 @@ std::string rejections_text(const SearchResult& res) {
 // Each plan's prediction interval (intervals.hpp): the corpus rows like the job and the plan.
 using IntervalOf = std::function<PredictionInterval(const PlanSpec&)>;
 
-nlohmann::json search_json(const SearchResult& res, int64_t top, const IntervalOf& interval_of) {
+nlohmann::json search_json(const SearchResult& res, int64_t top, const IntervalOf& interval_of,
+                           const TieRule& ties) {
   nlohmann::json plans = nlohmann::json::array();
   for (int64_t i = 0; i < top && i < static_cast<int64_t>(res.plans.size()); ++i) {
     const RankedPlan& r = res.plans[static_cast<size_t>(i)];
     nlohmann::json j = to_json(r.prediction);
     j["interval"] = interval_json(interval_of(r.plan), r.prediction);
+    j["tied_with_winner"] = i > 0 && ties.tied(r.time_s, res.plans.front().time_s);
     j["plan"] = to_json(r.plan);
     j["ranking_time_s"] = r.time_s;
     j["refined_by_simulator"] = r.refined;
@@ -131,6 +150,11 @@ nlohmann::json search_json(const SearchResult& res, int64_t top, const IntervalO
   }
   nlohmann::json j;
   j["plans"] = plans;
+  j["ties"] = {{"level", ties.level},
+               {"ratio", std::isfinite(ties.log_ratio) ? nlohmann::json(std::exp(ties.log_ratio)) : nlohmann::json()},
+               {"sweeps", ties.sweeps},
+               {"pairs", ties.pairs},
+               {"sweeps_needed", ties.needed}};
   j["plans_considered"] = res.considered;
   j["plans_evaluated"] = res.evaluated;
   j["plans_fitting"] = res.plans.size();
@@ -187,6 +211,7 @@ void plan_and_print(const PlanArgs& a) {
   const RankedPlan& win = res.plans.front();
   const double level = parse_number("--interval-level", a.interval_level, 0.01, 0.99);
   const ResidualTable residuals = load_residuals();
+  const TieRule ties = tie_rule(residuals, level);
   const IntervalOf interval_of = [&](const PlanSpec& p) {
     return prediction_interval(residuals, job_features(in.model, in.cluster, in.job, p), level);
   };
@@ -199,7 +224,7 @@ void plan_and_print(const PlanArgs& a) {
   if (a.sensitivity) sens = sensitivity_analysis(in, res);
 
   if (a.json) {
-    nlohmann::json j = search_json(res, a.top, interval_of);
+    nlohmann::json j = search_json(res, a.top, interval_of, ties);
     if (compared) j["compared"] = {{"plan", to_json(compared->plan)},
                                    {"iteration_time_s", compared->time_s},
                                    {"why_winner_is_faster", explain_difference(win, *compared)}};
@@ -213,7 +238,7 @@ void plan_and_print(const PlanArgs& a) {
             << " admitted and predicted, " << res.considered << " considered, top "
             << in.top_k << " simulated, in " << fmt(res.search_time_s, 3)
             << " s; * = analytic time, not simulated; vpp V/N = interleaved in micro-batch groups of N; ep E/T = expert tensor parallelism T)\n"
-            << plans_table(res, a.top) << '\n'
+            << plans_table(res, a.top, ties) << ties_note(ties) << '\n'
             << "winner: " << plan_line(win.plan) << "\n\n"
             << throughput_table(win.prediction, &win_interval) << interval_note(win_interval) << '\n'
             << time_table(win.prediction) << '\n'

@@ -55,8 +55,8 @@ bool same_group(const JobFeatures& a, const JobFeatures& b, size_t kept) {
 // like a new source, whose error is mostly its own (a stack's version, a cluster's fabric) and
 // only partly the row-to-row scatter within one source.
 struct Weighted {
-  double residual;
-  double weight;  // 1 / (rows of its source x (sources + 1))
+  double value;   // a residual, or a pair's |difference|
+  double weight;  // 1 / (rows of its unit x (units + 1)): a source's rows, a sweep's pairs
 };
 
 // The conformal ends over `sources` exchangeable sources (the weighted form of the order
@@ -65,14 +65,14 @@ struct Weighted {
 // for the high end, so an end is finite only where the other sources' weight reaches (1 + L) / 2.
 // The tolerance keeps a cumulative weight that is exactly the level under rounding (9 sources, 80%).
 std::pair<double, double> conformal_ends(std::vector<Weighted> r, double level) {
-  std::sort(r.begin(), r.end(), [](const Weighted& a, const Weighted& b) { return a.residual < b.residual; });
+  std::sort(r.begin(), r.end(), [](const Weighted& a, const Weighted& b) { return a.value < b.value; });
   const double need = (1 + level) / 2 - 1e-9;
   double low = -std::numeric_limits<double>::infinity(), high = std::numeric_limits<double>::infinity();
   double below = 0;
   for (const Weighted& x : r) {
     below += x.weight;
     if (below >= need) {
-      high = x.residual;
+      high = x.value;
       break;
     }
   }
@@ -80,7 +80,7 @@ std::pair<double, double> conformal_ends(std::vector<Weighted> r, double level) 
   for (auto it = r.rbegin(); it != r.rend(); ++it) {
     above += it->weight;
     if (above >= need) {
-      low = it->residual;
+      low = it->value;
       break;
     }
   }
@@ -199,6 +199,42 @@ PredictionInterval prediction_interval(const ResidualTable& t, const JobFeatures
   const auto [low, high] = conformal_ends(std::move(r), level);
   out.low_ratio = std::exp(low);
   out.high_ratio = std::exp(high);
+  return out;
+}
+
+bool TieRule::tied(double time_s, double winner_time_s) const {
+  return std::log(time_s / winner_time_s) <= log_ratio;
+}
+
+TieRule tie_rule(const ResidualTable& t, double level) {
+  TieRule out;
+  out.level = level;
+  while (static_cast<double>(out.needed) / static_cast<double>(out.needed + 1) < level - 1e-9) ++out.needed;
+  std::map<std::string, std::vector<double>> by_sweep;
+  for (const ResidualRow& x : t.rows)
+    if (!x.sweep.empty()) by_sweep[x.sweep].push_back(x.residual());
+  std::vector<std::pair<std::string, std::vector<double>>> sweeps;  // those with a pair
+  for (auto& [name, r] : by_sweep)
+    if (r.size() >= 2) sweeps.emplace_back(name, std::move(r));
+  out.sweeps = sweeps.size();
+  std::vector<Weighted> d;
+  for (const auto& [name, r] : sweeps) {
+    const double pairs = static_cast<double>(r.size() * (r.size() - 1) / 2);
+    for (size_t i = 0; i < r.size(); ++i)
+      for (size_t j = i + 1; j < r.size(); ++j)
+        d.push_back({std::abs(r[i] - r[j]), 1 / (pairs * static_cast<double>(out.sweeps + 1))});
+  }
+  out.pairs = d.size();
+  std::sort(d.begin(), d.end(), [](const Weighted& a, const Weighted& b) { return a.value < b.value; });
+  out.log_ratio = std::numeric_limits<double>::infinity();
+  double below = 0;
+  for (const Weighted& x : d) {
+    below += x.weight;
+    if (below >= level - 1e-9) {
+      out.log_ratio = x.value;
+      break;
+    }
+  }
   return out;
 }
 

@@ -141,6 +141,12 @@ TEST_CASE("predict, plan and capacity --json carry the prediction interval of ev
   REQUIRE(pj["plans"].size() == 3);
   for (const auto& p : pj["plans"])
     check_interval(p["interval"], p["iteration_time_s"].get<double>(), p["tokens_per_s"].get<double>(), 0.8);
+  // A plan is tied with the winner where its ranking time is within the ratio error of the winner's.
+  const double ratio = pj["ties"]["ratio"].get<double>(), win = pj["plans"][0]["ranking_time_s"].get<double>();
+  CHECK(ratio > 1);
+  CHECK(!pj["plans"][0]["tied_with_winner"].get<bool>());
+  for (size_t i = 1; i < pj["plans"].size(); ++i)
+    CHECK(pj["plans"][i]["tied_with_winner"].get<bool>() == (pj["plans"][i]["ranking_time_s"].get<double>() <= win * ratio));
   const Result cap = run("capacity --json --tokens 1e11 --gpus 1120,2240 --price 2");
   REQUIRE(cap.code == 0);
   const auto cj = nlohmann::json::parse(cap.out);

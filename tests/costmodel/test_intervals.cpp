@@ -115,6 +115,45 @@ TEST_CASE("intervals: too few sources like the job fall back to its parent group
   CHECK(std::isinf(alone.high_ratio));
 }
 
+TEST_CASE("ties: the ratio error is the conformal quantile of |d| over sweeps, each weighing the same",
+          "[costmodel][intervals]") {
+  // Four sweeps of two plans each: d = r_A - r_B = ln(ratio_A / ratio_B), |d| 0.01 ... 0.04. Each
+  // sweep weighs 1/5; 80% of the weight is reached at the 4th: |d| 0.04.
+  ResidualTable t;
+  for (int k = 1; k <= 4; ++k) {
+    ResidualRow a = row("a" + std::to_string(k), h100_dense(), 1.0), b = row("b" + std::to_string(k), h100_dense(), std::exp(0.01 * k));
+    a.sweep = b.sweep = "sweep" + std::to_string(k);
+    t.rows.push_back(a);
+    t.rows.push_back(b);
+  }
+  const TieRule r = tie_rule(t, 0.8);
+  CHECK(r.needed == 4);
+  CHECK(r.sweeps == 4);
+  CHECK(r.pairs == 4);
+  CHECK(r.log_ratio == Approx(0.04).epsilon(1e-9));
+  CHECK(r.tied(10 * std::exp(0.039), 10));
+  CHECK(!r.tied(10 * std::exp(0.041), 10));
+  // At 50%: 2/5 < 0.5 <= 3/5, the 3rd sweep's 0.03.
+  CHECK(tie_rule(t, 0.5).log_ratio == Approx(0.03).epsilon(1e-9));
+  // A fifth sweep of three plans (three pairs, |d| 0.5, 0.5, 0) weighs as one sweep, its pairs
+  // 1/18 each of the five sweeps' 1/6.
+  for (const double ratio : {1.0, std::exp(0.5), 1.0}) {
+    ResidualRow c = row("c" + std::to_string(t.rows.size()), h100_dense(), ratio);
+    c.sweep = "wide";
+    t.rows.push_back(c);
+  }
+  const TieRule five = tie_rule(t, 0.8);
+  CHECK(five.sweeps == 5);
+  CHECK(five.pairs == 7);
+  // Sorted |d|: 0 (1/18), 0.01, 0.02, 0.03, 0.04 (1/6 each), 0.5, 0.5 (1/18 each): 1/18 + 4/6 =
+  // 0.72 < 0.8, so the end is 0.5.
+  CHECK(five.log_ratio == Approx(0.5).epsilon(1e-9));
+  // Three sweeps cannot say at 80%: nothing is marked tied.
+  ResidualTable few;
+  for (size_t i = 0; i < 6; ++i) few.rows.push_back(t.rows[i]);
+  CHECK(std::isinf(tie_rule(few, 0.8).log_ratio));
+}
+
 TEST_CASE("intervals: a job's features come from its model, GPU, stack and plan", "[costmodel][intervals]") {
   ModelSpec m;
   m.seq_len = 8192;

@@ -79,6 +79,22 @@ struct PredictionInterval {
 PredictionInterval prediction_interval(const ResidualTable& t, const JobFeatures& f, double level,
                                        const std::string& exclude_group = "");
 
+// Honest ties. Two plans of one job share most of their error (GPU, stack, model), so whether
+// one beats the other is a question about the error of the ratio of their times: over the pairs
+// of rows of one sweep of the corpus (one source, one job, several plans), d = r_A - r_B =
+// ln(m_A / m_B) - ln(p_A / p_B). The ratio error at level L is the conformal quantile of |d| over
+// the sweeps, each weighing 1 / (n + 1) split over its pairs (one-sided: finite from
+// L / (1 - L) sweeps, 4 at 80%). A plan whose predicted time is within exp(that) of the winner's
+// is tied with it: at level L the corpus cannot say which of the two is faster.
+struct TieRule {
+  double level = 0;
+  double log_ratio = 0;  // infinity where too few sweeps
+  size_t pairs = 0, sweeps = 0, needed = 0;
+  // Whether a plan predicted at time_s is tied with the winner, predicted at winner_time_s.
+  bool tied(double time_s, double winner_time_s) const;
+};
+TieRule tie_rule(const ResidualTable& t, double level);
+
 // The rule's constants, for the text that explains an interval.
 inline constexpr double kDefaultIntervalLevel = 0.8;
 

@@ -26,6 +26,7 @@ struct ReportArgs {
   std::string out;
   std::string scaling_gpus;  // comma-separated; default doubling up to the cluster
   int64_t top = 10;
+  std::string interval_level = "0.8";
 };
 
 void run_report(const ReportArgs& a) {
@@ -34,6 +35,7 @@ void run_report(const ReportArgs& a) {
   in.planner = planner_inputs(rj, a.search);
   in.top = a.top;
   in.version = kVersion;
+  in.interval_level = parse_number("--interval-level", a.interval_level, 0.01, 0.99);
   if (!a.scaling_gpus.empty()) {
     std::stringstream ss(a.scaling_gpus);
     std::string item;
@@ -74,6 +76,9 @@ void add_report_command(CLI::App& app) {
   sub->add_option("--out", args->out, "write to this file (atomically) instead of stdout");
   sub->add_option("--scaling-gpus", args->scaling_gpus, "GPU counts of the scaling curve, comma-separated");
   sub->add_option("--top", args->top, "plans in the table")->check(CLI::Range(1, 1000))->capture_default_str();
+  sub->add_option("--interval-level", args->interval_level,
+                  "the prediction intervals' and ties' level, in (0, 1) (docs/predict.md)")
+      ->capture_default_str();
   sub->callback([args] { run_report(*args); });
 }
 

@@ -46,7 +46,14 @@ ReportData build_report(const ReportInputs& in,
                              in.planner.job.price_per_gpu_hour_usd);
   say("sensitivity");
   d.sensitivity = sensitivity_analysis(in.planner, d.search);
+  d.residuals = load_residuals();
+  d.ties = tie_rule(d.residuals, in.interval_level);
   return d;
+}
+
+PredictionInterval plan_interval(const ReportData& d, const PlanSpec& p) {
+  const PlannerInputs& in = d.in.planner;
+  return prediction_interval(d.residuals, job_features(in.model, in.cluster, in.job, p), d.in.interval_level);
 }
 
 }  // namespace parallax

@@ -12,6 +12,7 @@ namespace {
 
 using report_rows::plan_cell;
 using svg::escape;
+using report_rows::with_range;
 using svg::number;
 
 const char* kCss =
@@ -95,8 +96,9 @@ std::string scaling(const ReportData& d) {
     const double scale = r.best->throughput_scale();  // at the ranking time, as the days
     h += "<tr><td>" + std::to_string(r.gpus) + "</td><td>" + escape(plan_cell(r.best->plan)) +
          "</td><td>" + number(r.best->prediction.model_tflops_per_gpu * scale, 1) + "</td><td>" +
-         number(r.best->prediction.mfu * scale * 100, 1) + "%</td><td>" + number(r.days, 1) + "</td><td>" +
-         number(r.gpu_hours, 0) + "</td><td class=\"cost\">" + report_notes::cost_cell(d, r) + "</td><td>" +
+         number(r.best->prediction.mfu * scale * 100, 1) + "%</td><td>" +
+         escape(with_range(r.days, plan_interval(d, r.best->plan), 1)) + "</td><td>" +
+         escape(with_range(r.gpu_hours, plan_interval(d, r.best->plan), 0)) + "</td><td class=\"cost\">" + report_notes::cost_cell(d, r) + "</td><td>" +
          number(r.scaling_efficiency * 100, 1) + "%" + (r.knee ? " (knee)" : "") + "</td></tr>";
   }
   h += definitions(cols) + "</table>";
@@ -129,13 +131,14 @@ std::string render_html(const ReportData& d) {
   for (const report_rows::Row& r : report_rows::top_rows(d)) {
     const bool first = i == 0;
     ++i;
-    h += std::string("<tr") + (first ? " class=\"win\"" : "") + "><td>" + std::to_string(i) +
-         "</td><td>" + escape(r.plan) + "</td><td>" + number(r.time_s, 3) + "</td><td>" +
+    h += std::string("<tr") + (first ? " class=\"win\"" : "") + "><td>" + r.rank +
+         "</td><td>" + escape(r.plan) + "</td><td>" + escape(report_rows::with_range(r.time_s, r.interval, 3)) + "</td><td>" +
          number(r.model_tf, 1) + "</td><td>" + number(r.megatron_tf, 1) + "</td><td>" +
          number(r.mfu * 100, 1) + "%</td><td>" + number(r.peak_gb, 1) + "</td><td>" +
          number(r.headroom_gb, 1) + "</td><td>" + number(r.bubble * 100, 1) + "%</td></tr>";
   }
-  h += definitions(plan_cols) + "</table></section>";
+  h += definitions(plan_cols) + "</table><p class=\"note\" id=\"plans-interval\">" +
+       escape(report_rows::plans_note(d)) + "</p></section>";
 
   h += "<section id=\"memory\"><h2>Where memory goes: the winner, per pipeline stage</h2>" +
        memory_chart(pr) + "<p class=\"note\">" + std::to_string(pr.bytes_per_param) +

@@ -94,10 +94,10 @@ std::string scaling_above_100(const ReportData& d) {
 }
 
 std::vector<Column> plans_columns() {
-  return {{"#", "rank by the simulator-refined iteration time"},
+  return {{"#", "rank by the simulator-refined iteration time; “=”: tied with #1 (below the table)"},
           {"plan", "tensor (tp), pipeline (pp) and data (dp) parallel sizes, micro-batch size (mbs), "
                    "activation recompute, sequence parallelism (sp), ZeRO stage"},
-          {"iteration s", "seconds per training step of one global batch (simulator-refined)"},
+          {"iteration s", "seconds per training step of one global batch (simulator-refined), and its interval"},
           {"model TFLOP/s/GPU", "model FLOPs per iteration (see Conventions) / iteration time / GPUs"},
           {"Megatron TFLOP/s/GPU", "the same with Megatron-LM's FLOP count, which includes a recompute pass"},
           {"MFU", "model FLOP/s per GPU / the GPU's dense peak for the dtype"},
@@ -112,8 +112,8 @@ std::vector<Column> scaling_columns(const ReportData& d) {
           {"best plan", "the planner's winner at N GPUs"},
           {"model TFLOP/s/GPU", "at the winner's simulator-refined iteration time"},
           {"MFU", "model FLOP/s per GPU / dense peak"},
-          {"days", "training tokens / (tokens per second) / 86,400 s; tokens: " + tokens_assumption(d)},
-          {"GPU-hours", "days × 24 × N"},
+          {"days", "training tokens / (tokens per second) / 86,400 s, and its interval; tokens: " + tokens_assumption(d)},
+          {"GPU-hours", "days × 24 × N, and its interval"},
           {"cost USD", "GPU-hours × price per GPU-hour; " + price_assumption(d)},
           {"scaling", "scaling efficiency = (tokens/s_N / N) / (tokens/s_ref / N_ref), N_ref = " +
                           std::to_string(ref) +

@@ -1,4 +1,6 @@
 // The report as Markdown and as JSON: the same figures and the same assumptions as the HTML.
+#include <cmath>
+
 #include "parallax/core/spec_json.hpp"
 #include "parallax/costmodel/prediction_json.hpp"
 #include "parallax/reports/report.hpp"
@@ -26,20 +28,22 @@ std::string render_markdown(const ReportData& d) {
                   ".\n\nPrice: " + report_notes::price_assumption(d) +
                   ".\n\n## Top plans\n\n| # | plan | iteration s | model TFLOP/s/GPU | "
                   "Megatron TFLOP/s/GPU | MFU | peak GB/GPU | headroom GB | bubble |\n|---|---|---|---|---|---|---|---|---|\n";
-  int i = 0;
   for (const report_rows::Row& r : report_rows::top_rows(d)) {
-    s += "| " + std::to_string(++i) + " | " + r.plan + " | " + number(r.time_s, 3) + " | " +
+    s += "| " + r.rank + " | " + r.plan + " | " + report_rows::with_range(r.time_s, r.interval, 3) + " | " +
          number(r.model_tf, 1) + " | " + number(r.megatron_tf, 1) + " | " + number(r.mfu * 100, 1) +
          "% | " + number(r.peak_gb, 1) + " | " + number(r.headroom_gb, 1) + " | " +
          number(r.bubble * 100, 1) + "% |\n";
   }
+  s += "\n" + report_rows::plans_note(d) + "\n";
   s += md_definitions(report_notes::plans_columns());
   s += "\n## Scaling\n\nDays, GPU-hours and cost assume " + report_notes::tokens_assumption(d) +
        ". Cost: " + report_notes::price_assumption(d) +
        ".\n\n| GPUs | days | GPU-hours | cost USD | scaling |\n|---|---|---|---|---|\n";
   for (const CapacityRow& r : d.scaling) {
     if (!r.best) continue;
-    s += "| " + std::to_string(r.gpus) + " | " + number(r.days, 1) + " | " + number(r.gpu_hours, 0) +
+    const PredictionInterval iv = plan_interval(d, r.best->plan);
+    s += "| " + std::to_string(r.gpus) + " | " + report_rows::with_range(r.days, iv, 1) + " | " +
+         report_rows::with_range(r.gpu_hours, iv, 0) +
          " | " + report_notes::cost_cell(d, r) + " | " + number(r.scaling_efficiency * 100, 1) + "%" +
          (r.knee ? " (knee)" : "") + " |\n";
   }
@@ -64,6 +68,8 @@ nlohmann::json render_json(const ReportData& d) {
     nlohmann::json j = to_json(d.search.plans[i].prediction);
     j["plan"] = to_json(d.search.plans[i].plan);
     j["ranking_time_s"] = d.search.plans[i].time_s;
+    j["interval"] = interval_json(plan_interval(d, d.search.plans[i].plan), d.search.plans[i].prediction);
+    j["tied_with_winner"] = i > 0 && d.ties.tied(d.search.plans[i].time_s, d.search.plans.front().time_s);
     plans.push_back(j);
   }
   nlohmann::json scaling = nlohmann::json::array();
@@ -76,6 +82,13 @@ nlohmann::json render_json(const ReportData& d) {
       j["cost_usd"] = cost ? nlohmann::json(*cost) : nlohmann::json(nullptr);  // null: no price
       j["scaling_efficiency"] = r.scaling_efficiency;
       j["plan"] = to_json(r.best->plan);
+      const PredictionInterval iv = plan_interval(d, r.best->plan);
+      j["interval"] = {{"level", iv.level},
+                       {"days", {r.days * iv.low_ratio, r.days * iv.high_ratio}},
+                       {"gpu_hours", {r.gpu_hours * iv.low_ratio, r.gpu_hours * iv.high_ratio}},
+                       {"sources", iv.sources},
+                       {"basis", iv.basis},
+                       {"dropped", iv.dropped}};
     }
     scaling.push_back(j);
   }
@@ -90,7 +103,12 @@ nlohmann::json render_json(const ReportData& d) {
       {"scaling_reference_gpus", report_notes::scaling_reference_gpus(d)}};
   nlohmann::json columns = nlohmann::json::object();
   for (const report_notes::Column& c : report_notes::scaling_columns(d)) columns[c.name] = c.definition;
+  const TieRule& t = d.ties;
   return {{"plans", plans},
+          {"ties", {{"level", t.level},
+                    {"ratio", std::isfinite(t.log_ratio) ? nlohmann::json(std::exp(t.log_ratio)) : nlohmann::json()},
+                    {"sweeps", t.sweeps},
+                    {"pairs", t.pairs}}},
           {"scaling", scaling},
           {"scaling_columns", columns},
           {"assumptions", assumptions},

@@ -82,11 +82,17 @@ TEST_CASE("the report's plans table shows the planner's ranking and times") {
   const SearchResult direct = search_plans(in.planner, topo, simulator_refiner(in.planner));
   REQUIRE(d.search.plans.size() == direct.plans.size());
   const std::string html = render_html(d);
-  // Row i of the table carries the i-th plan's ranking time with 3 decimals, in order.
+  // Row i of the table carries the i-th plan's ranking time with 3 decimals, in order, and its
+  // interval in brackets.
   size_t pos = html.find("id=\"plans-table\"");
   for (size_t i = 0; i < 5; ++i) {
     CHECK(d.search.plans[i].plan == direct.plans[i].plan);
-    const std::string cell = "<td>" + svg::number(direct.plans[i].time_s, 3) + "</td>";
+    const double t = direct.plans[i].time_s;
+    const PredictionInterval iv = plan_interval(d, direct.plans[i].plan);
+    CHECK(iv.low_ratio < 1);
+    CHECK(iv.high_ratio > 1);
+    const std::string cell = "<td>" + svg::number(t, 3) + " (" + svg::number(t * iv.low_ratio, 3) + "–" +
+                             svg::number(t * iv.high_ratio, 3) + ")</td>";
     const size_t at = html.find(cell, pos);
     CHECK(at != std::string::npos);
     pos = at;

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "parallax/costmodel/intervals.hpp"
 #include "parallax/planner/capacity.hpp"
 #include "parallax/planner/planner.hpp"
 #include "parallax/planner/sensitivity.hpp"
@@ -21,6 +22,7 @@ struct ReportInputs {
   std::vector<int64_t> gpu_counts;  // scaling curve; empty = doubling up to the cluster
   int64_t top = 10;
   std::string version;
+  double interval_level = kDefaultIntervalLevel;  // the prediction intervals' and ties' level
 };
 
 struct ReportData {
@@ -30,7 +32,11 @@ struct ReportData {
   std::vector<CapacityRow> scaling;
   SensitivityReport sensitivity;
   bool tokens_assumed = false;  // no tokens given: kDefaultTokensPerParam per parameter
+  ResidualTable residuals;      // what the intervals rest on (intervals.hpp)
+  TieRule ties;                 // which plans are tied with the winner
 };
+// A plan's prediction interval at the report's level.
+PredictionInterval plan_interval(const ReportData& d, const PlanSpec& p);
 
 // The scaling curve's GPU counts when none are given: 8 nodes, doubling up to the cluster, and the
 // question's own count.

@@ -209,7 +209,7 @@ void MainWindow::show_outcome(const std::shared_ptr<const PlanOutcome>& o) {
   outcome_ = o;
   inputs_->clear_error();
   const SearchResult& s = o->search;
-  table_model_->set_plans(s.plans);
+  table_model_->set_plans(s.plans, o->intervals, o->ties);
   {
     const QSignalBlocker block(table_->selectionModel());
     table_->selectRow(0);

@@ -11,7 +11,8 @@ const char* const kHeaders[] = {"#", "tp", "cp", "pp", "vpp", "dp", "ep", "mbs",
                                 "iter s", "model TF/s", "Megatron TF/s", "MFU", "peak GB",
                                 "headroom GB", "bubble"};
 const char* const kHeaderTips[] = {
-    "rank by iteration time",
+    "rank by iteration time; =: tied with #1, within the error of the ratio of two plans' times "
+    "(docs/predict.md)",
     "tensor-parallel size",
     "context-parallel size (the sequence split over cp ranks)",
     "pipeline-parallel size",
@@ -23,7 +24,7 @@ const char* const kHeaderTips[] = {
     "activation recomputation",
     "sequence parallelism",
     "ZeRO stage (1 = distributed optimizer)",
-    "seconds per iteration (* = analytic, not simulated)",
+    "seconds per iteration (* = analytic, not simulated); its 80% interval in the cell's tooltip",
     "model TFLOP/s per GPU at the ranking time",
     "Megatron-convention TFLOP/s per GPU at the ranking time",
     "model FLOPs utilisation of the dtype's dense peak",
@@ -38,10 +39,13 @@ QString pct(double fraction) { return fixed(fraction * 100, 1) + "%"; }
 
 PlansTableModel::PlansTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void PlansTableModel::set_plans(const std::vector<RankedPlan>& ranked) {
+void PlansTableModel::set_plans(const std::vector<RankedPlan>& ranked,
+                                const std::vector<PredictionInterval>& intervals, const TieRule& ties) {
   beginResetModel();
-  plans_.assign(ranked.begin(),
-                ranked.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(ranked.size(), kRows)));
+  const auto n = static_cast<std::ptrdiff_t>(std::min<size_t>(ranked.size(), kRows));
+  plans_.assign(ranked.begin(), ranked.begin() + n);
+  intervals_.assign(intervals.begin(), intervals.begin() + std::min<std::ptrdiff_t>(n, static_cast<std::ptrdiff_t>(intervals.size())));
+  ties_ = ties;
   endResetModel();
 }
 
@@ -84,6 +88,8 @@ QVariant PlansTableModel::value(const RankedPlan& r, int row, int column) const 
 QString PlansTableModel::text(const RankedPlan& r, int row, int column) const {
   const QVariant v = value(r, row, column);
   switch (column) {
+    case rank:  // as `parallax plan`: "2=" tied with #1
+      return v.toString() + (row > 0 && ties_.tied(r.time_s, plans_.front().time_s) ? "=" : "");
     case sp: return v.toBool() ? "on" : "off";
     case ep: return v.toString() + (r.plan.etp != 0 ? "/" + QString::number(r.plan.etp) : "");
     case iter_s: return fixed(v.toDouble(), 3) + (r.refined ? "" : "*");
@@ -103,7 +109,14 @@ QVariant PlansTableModel::data(const QModelIndex& index, int role) const {
   switch (role) {
     case Qt::DisplayRole: return text(r, index.row(), index.column());
     case kValueRole: return value(r, index.row(), index.column());
-    case Qt::ToolTipRole: return QString::fromStdString(plan_line(r.plan));
+    case Qt::ToolTipRole: {
+      const auto i = static_cast<size_t>(index.row());
+      if (index.column() != iter_s || i >= intervals_.size()) return QString::fromStdString(plan_line(r.plan));
+      const PredictionInterval& iv = intervals_[i];
+      return fixed(iv.level * 100, 0) + "% interval " + fixed(r.time_s * iv.low_ratio, 3) + " - " +
+             fixed(r.time_s * iv.high_ratio, 3) + " s: " + QString::number(iv.rows) + " corpus rows of " +
+             QString::number(iv.sources) + " sources predicted out of sample (docs/predict.md)";
+    }
     case Qt::TextAlignmentRole:
       return index.column() == recompute ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
                                          : QVariant(Qt::AlignRight | Qt::AlignVCenter);

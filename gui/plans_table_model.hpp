@@ -6,6 +6,7 @@
 
 #include <QAbstractTableModel>
 
+#include "parallax/costmodel/intervals.hpp"
 #include "parallax/planner/planner.hpp"
 
 namespace parallax::gui {
@@ -23,7 +24,9 @@ class PlansTableModel : public QAbstractTableModel {
 
   explicit PlansTableModel(QObject* parent = nullptr);
 
-  void set_plans(const std::vector<RankedPlan>& ranked);  // keeps the first kRows
+  // Keeps the first kRows, each with its prediction interval; "=" marks the ranks tied with #1.
+  void set_plans(const std::vector<RankedPlan>& ranked, const std::vector<PredictionInterval>& intervals,
+                 const TieRule& ties);
   const std::vector<RankedPlan>& plans() const { return plans_; }
 
   int rowCount(const QModelIndex& parent = QModelIndex()) const override;
@@ -36,6 +39,8 @@ class PlansTableModel : public QAbstractTableModel {
   QString text(const RankedPlan& r, int row, int column) const;
 
   std::vector<RankedPlan> plans_;
+  std::vector<PredictionInterval> intervals_;
+  TieRule ties_;
 };
 
 }  // namespace parallax::gui

@@ -17,6 +17,11 @@ PlanOutcome plan_what_if(const WhatIfInputs& w) {
   o.search = search_plans(o.in, *o.topo, o.in.top_k > 0 ? simulator_refiner(o.in) : Refiner{});
   if (o.search.plans.empty()) throw no_plan_error(o.search, o.in.gpus);
   o.winner_sim = simulate_ranked(o, 0);
+  const ResidualTable residuals = load_residuals();
+  o.ties = tie_rule(residuals, kDefaultIntervalLevel);
+  for (const RankedPlan& r : o.search.plans)
+    o.intervals.push_back(prediction_interval(residuals, job_features(o.in.model, o.in.cluster, o.in.job, r.plan),
+                                              kDefaultIntervalLevel));
   o.compute_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return o;
 }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "parallax/costmodel/intervals.hpp"
 #include "parallax/planner/capacity.hpp"
 #include "parallax/planner/planner.hpp"
 #include "parallax/simulator/simulate.hpp"
@@ -19,6 +20,9 @@ struct PlanOutcome {
   std::shared_ptr<const Topology> topo;  // the search's; reused to simulate other plans
   SearchResult search;                   // plans non-empty
   SimResult winner_sim;                  // plans.front(), every op recorded
+  // Each plan's 80% prediction interval, and which plans are tied with the winner (intervals.hpp).
+  std::vector<PredictionInterval> intervals;
+  TieRule ties;
   double compute_s = 0;                  // resolve + search + simulate, on the worker
 };
 

@@ -97,6 +97,13 @@ class TestPlans : public QObject {
       const QString text = QString::number(rank_s, 'f', 3) +
                            (c["refined_by_simulator"].get<bool>() ? "" : "*");
       QCOMPARE(cell_text(w, static_cast<int>(i), Col::iter_s), text);
+      // The rank's "=" and the time's interval are the CLI's.
+      QCOMPARE(cell_text(w, static_cast<int>(i), Col::rank),
+               QString::number(i + 1) + (c["tied_with_winner"].get<bool>() ? "=" : ""));
+      const QAbstractItemModel* m = find<QTableView>(w, "plans_table")->model();
+      const QString tip = m->data(m->index(static_cast<int>(i), Col::iter_s), Qt::ToolTipRole).toString();
+      const double low = c["interval"]["iteration_time_s"][0].get<double>() / scale;  // at the ranking time
+      QVERIFY2(tip.contains(QString::number(low, 'f', 3)), qPrintable(tip));
     }
     std::printf("MT-NLG on 2240 GPUs: %zu rows, winner %s s (CLI %s)\n", rows.size(),
                 qPrintable(cell_text(w, 0, Col::iter_s)),

@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "parallax/core/error.hpp"
+#include "parallax/core/presets.hpp"
 #include "parallax/core/spec_json.hpp"
 #include "parallax/costmodel/intervals.hpp"
 #include "parallax/costmodel/prediction_json.hpp"
@@ -34,7 +35,18 @@ struct CapacityArgs {
   SearchFlags search;
   bool json = false;
   std::string interval_level = "0.8";
+  std::string goodput;  // the effective training share; default: the llama3-405b preset's
 };
+
+// The goodput the wall-clock days assume: the flag's share, or the preset's with its source.
+Goodput goodput_of(const CapacityArgs& a) {
+  if (a.goodput.empty()) return load_goodput("llama3-405b");
+  Goodput g;
+  g.name = "--goodput";
+  g.source = "given on the command line";
+  g.effective_training_share = parse_number("--goodput", a.goodput, 0.01, 1);
+  return g;
+}
 
 // A figure proportional to the iteration time (days, GPU-hours, cost) at the interval's ends;
 // null for an unbounded end.
@@ -87,6 +99,7 @@ void run_sweep(const CapacityArgs& a, const ResolvedJob& rj) {
   }
   const PlannerInputs in = planner_inputs(rj, a.search);
   const double level = parse_number("--interval-level", a.interval_level, 0.01, 0.99);
+  const Goodput goodput = goodput_of(a);
   const std::vector<CapacityRow> rows =
       capacity_sweep(in, gpu_counts(a, rj.cluster), rj.job.tokens, rj.job.price_per_gpu_hour_usd);
   if (a.json) {
@@ -104,7 +117,9 @@ void run_sweep(const CapacityArgs& a, const ResolvedJob& rj) {
         j["scaling_efficiency"] = r.scaling_efficiency;
         const PredictionInterval iv = interval_of(in, r.best->plan, level);
         nlohmann::json& ij = j["interval"] = interval_json(iv, r.best->prediction);
+        j["wall_days"] = r.days / goodput.effective_training_share;
         ij["days"] = scaled_range(r.days, iv);
+        ij["wall_days"] = scaled_range(r.days / goodput.effective_training_share, iv);
         ij["gpu_hours"] = scaled_range(r.gpu_hours, iv);
         if (price_known(rj.job.price_per_gpu_hour_usd)) ij["cost_usd"] = scaled_range(r.cost_usd, iv);
       } else {
@@ -112,16 +127,19 @@ void run_sweep(const CapacityArgs& a, const ResolvedJob& rj) {
       }
       arr.push_back(j);
     }
-    std::cout << nlohmann::json{{"rows", arr}, {"tokens", rj.job.tokens}}.dump(2) << '\n';
+    const nlohmann::json g = {{"effective_training_share", goodput.effective_training_share},
+                              {"name", goodput.name},
+                              {"source", goodput.source}};
+    std::cout << nlohmann::json{{"rows", arr}, {"tokens", rj.job.tokens}, {"goodput", g}}.dump(2) << '\n';
     return;
   }
   const std::string pct = fmt(level * 100, 0) + "%";
-  TextTable t({"GPUs", "best plan", "Megatron TF/s", "MFU", "days (" + pct + ")", "GPU-hours (" + pct + ")",
-               "cost USD", "scaling", ""});
+  TextTable t({"GPUs", "best plan", "Megatron TF/s", "MFU", "days (" + pct + ")", "wall days (" + pct + ")",
+               "GPU-hours (" + pct + ")", "cost USD", "scaling", ""});
   std::optional<PredictionInterval> first;
   for (const CapacityRow& r : rows) {
     if (!r.best) {
-      t.add_row({std::to_string(r.gpus), r.no_plan_reason, "", "", "", "", "", "", ""});
+      t.add_row({std::to_string(r.gpus), r.no_plan_reason, "", "", "", "", "", "", "", ""});
       continue;
     }
     const PlanSpec& p = r.best->plan;
@@ -133,7 +151,8 @@ void run_sweep(const CapacityArgs& a, const ResolvedJob& rj) {
     const PredictionInterval iv = interval_of(in, p, level);
     if (!first) first = iv;
     t.add_row({std::to_string(r.gpus), plan, fmt(r.best->prediction.megatron_tflops_per_gpu, 1),
-               fmt_pct(r.best->prediction.mfu), with_range(r.days, iv, 1), with_range(r.gpu_hours, iv, 0),
+               fmt_pct(r.best->prediction.mfu), with_range(r.days, iv, 1),
+               with_range(r.days / goodput.effective_training_share, iv, 1), with_range(r.gpu_hours, iv, 0),
                price_known(rj.job.price_per_gpu_hour_usd) ? fmt(r.cost_usd, 0) : "-",
                fmt_pct(r.scaling_efficiency),
                r.knee ? "<- knee (< 80%)" : ""});
@@ -143,6 +162,9 @@ void run_sweep(const CapacityArgs& a, const ResolvedJob& rj) {
             << t.str()
             << "scaling = tokens/s per GPU relative to the first row; the knee is where it first "
                "falls below 80%.\n";
+  std::cout << "wall days = days / " << fmt(goodput.effective_training_share, 2)
+            << ", the share of wall time spent training (" << goodput.name << ": " << goodput.source
+            << "); --goodput to change it. GPU-hours and cost are of the training time.\n";
   if (first) std::cout << "first row's " << interval_note(*first);
   // A count that does not take whole NVLink domains is planned on them in SLURM segments.
   for (const CapacityRow& r : rows) {
@@ -222,6 +244,9 @@ void add_capacity_command(CLI::App& app) {
   sub->add_option("--interval-level", args->interval_level,
                   "the days' and GPU-hours' interval level, in (0, 1) (docs/predict.md)")
       ->capture_default_str();
+  sub->add_option("--goodput", args->goodput,
+                  "the share of wall time spent training, in (0, 1], for the wall-clock days (default 0.9: "
+                  "Llama 3 405B's, presets/goodput/llama3-405b.json)");
   sub->add_option("--tokens-per-param", args->tokens_per_param,
                   "tokens per parameter when --tokens is not given")
       ->capture_default_str();

@@ -70,6 +70,8 @@ StackSpec load_stack(const std::string& name_or_path) {
   return load("stacks", name_or_path, &read_stack);
 }
 
+Goodput load_goodput(const std::string& name_or_path) { return load("goodput", name_or_path, &read_goodput); }
+
 AttentionKernel load_attention_kernel(const std::string& name_or_path) {
   return load("attention", name_or_path, &read_attention_kernel);
 }

@@ -163,6 +163,25 @@ TEST_CASE("predict, plan and capacity --json carry the prediction interval of ev
   expect_bad_input("predict --interval-level 1", "--interval-level");
 }
 
+TEST_CASE("capacity's wall-clock days divide by the goodput: Llama 3's 90% unless --goodput says otherwise") {
+  // Dubey et al. 2024 (The Llama 3 Herd of Models, section 3.3.4): higher than 90% effective
+  // training time over a 54-day snapshot of 405B pre-training.
+  const Result r = run("capacity --json --tokens 1e11 --gpus 1120");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["goodput"]["effective_training_share"].get<double>() == 0.9);
+  CHECK(j["goodput"]["source"].get<std::string>().find("Llama 3") != std::string::npos);
+  const auto& row = j["rows"][0];
+  CHECK(row["wall_days"].get<double>() == Approx(row["days"].get<double>() / 0.9));
+  const Result half = run("capacity --json --tokens 1e11 --gpus 1120 --goodput 0.5");
+  REQUIRE(half.code == 0);
+  const auto h = nlohmann::json::parse(half.out);
+  CHECK(h["rows"][0]["wall_days"].get<double>() == Approx(2 * row["days"].get<double>()));
+  CHECK(h["rows"][0]["days"].get<double>() == row["days"].get<double>());
+  expect_bad_input("capacity --tokens 1e11 --gpus 1120 --goodput 0", "--goodput");
+  expect_bad_input("capacity --tokens 1e11 --gpus 1120 --goodput 1.5", "--goodput");
+}
+
 TEST_CASE("the plain output is a readable table with the memory breakdown") {
   const Result r = run("predict");
   REQUIRE(r.code == 0);

@@ -10,6 +10,7 @@
 
 #include "parallax/core/attention_kernel.hpp"
 #include "parallax/core/cluster_spec.hpp"
+#include "parallax/core/goodput.hpp"
 #include "parallax/core/gpu_spec.hpp"
 #include "parallax/core/model_spec.hpp"
 #include "parallax/core/stack_spec.hpp"
@@ -35,6 +36,7 @@ GpuSpec load_gpu(const std::string& name_or_path);
 ClusterSpec load_cluster(const std::string& name_or_path);
 StackSpec load_stack(const std::string& name_or_path);
 AttentionKernel load_attention_kernel(const std::string& name_or_path);
+Goodput load_goodput(const std::string& name_or_path);
 // The stack preset of that name; for a name no preset has, a stack with unfused attention and
 // nothing overlapped (a stack Parallax knows nothing about is not assumed to have fused kernels
 // or overlaps).

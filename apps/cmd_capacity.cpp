@@ -62,8 +62,8 @@ std::string with_range(double x, const PredictionInterval& iv, int precision) {
          (std::isfinite(hi) ? fmt(hi, precision) : std::string("unbounded")) + ")";
 }
 
-PredictionInterval interval_of(const PlannerInputs& in, const PlanSpec& p, double level) {
-  return prediction_interval(load_residuals(), job_features(in.model, in.cluster, in.job, p), level);
+PredictionInterval interval_of(const ModelSpec& m, const PlannerInputs& in, const PlanSpec& p, double level) {
+  return prediction_interval(load_residuals(), job_features(m, in.cluster, in.job, p), level);
 }
 
 std::vector<int64_t> gpu_counts(const CapacityArgs& a, const ClusterSpec& c) {
@@ -115,7 +115,7 @@ void run_sweep(const CapacityArgs& a, const ResolvedJob& rj) {
         j["cost_usd"] = price_known(rj.job.price_per_gpu_hour_usd) ? nlohmann::json(r.cost_usd)
                                                                     : nlohmann::json(nullptr);
         j["scaling_efficiency"] = r.scaling_efficiency;
-        const PredictionInterval iv = interval_of(in, r.best->plan, level);
+        const PredictionInterval iv = interval_of(in.model, in, r.best->plan, level);
         nlohmann::json& ij = j["interval"] = interval_json(iv, r.best->prediction);
         j["wall_days"] = r.days / goodput.effective_training_share;
         ij["days"] = scaled_range(r.days, iv);
@@ -148,7 +148,7 @@ void run_sweep(const CapacityArgs& a, const ResolvedJob& rj) {
                        std::to_string(p.dp) + " mbs" + std::to_string(p.micro_batch) + " " +
                        to_string(p.recompute) + (p.sequence_parallel ? " sp" : "") +
                        (p.zero > 0 ? " zero" + std::to_string(p.zero) : "");
-    const PredictionInterval iv = interval_of(in, p, level);
+    const PredictionInterval iv = interval_of(in.model, in, p, level);
     if (!first) first = iv;
     t.add_row({std::to_string(r.gpus), plan, fmt(r.best->prediction.megatron_tflops_per_gpu, 1),
                fmt_pct(r.best->prediction.mfu), with_range(r.days, iv, 1),
@@ -180,6 +180,7 @@ void run_budget(const CapacityArgs& a, const ResolvedJob& rj) {
   in.tokens_per_param = parse_number("--tokens-per-param", a.tokens_per_param, 1e-3, 1e6);
   in.max_days = parse_number("--max-days", a.max_days, 1e-3, 1e5);
   in.family = a.family;
+  const double level = parse_number("--interval-level", a.interval_level, 0.01, 0.99);
   const BudgetAnswer ans = budget_search(in);
   if (!ans.answer) {
     throw InputError("command line", "--budget-gpu-hours",
@@ -197,6 +198,10 @@ void run_budget(const CapacityArgs& a, const ResolvedJob& rj) {
                         {"plan", to_json(c.plan->plan)},
                         {"prediction", to_json(c.plan->prediction)},
                         {"budget_gpu_hours", in.budget_gpu_hours}};
+    const PredictionInterval iv = interval_of(c.member.model, in.planner, c.plan->plan, level);
+    j["interval"] = interval_json(iv, c.plan->prediction);
+    j["interval"]["days"] = scaled_range(c.days, iv);
+    j["interval"]["gpu_hours"] = scaled_range(c.gpu_hours, iv);
     if (ans.next_larger) {
       j["next_larger"] = {{"params", ans.next_larger->member.params},
                           {"gpu_hours", ans.next_larger->gpu_hours},
@@ -206,12 +211,14 @@ void run_budget(const CapacityArgs& a, const ResolvedJob& rj) {
     return;
   }
   const ModelSpec& m = c.member.model;
+  const PredictionInterval budget_iv = interval_of(c.member.model, in.planner, c.plan->plan, level);
   std::cout << "budget   " << fmt(in.budget_gpu_hours, 0) << " GPU-hours on " << rj.cluster.name
             << " (" << rj.cluster.gpu.name << "), family " << a.family << "\n\n"
             << "largest model that finishes: " << fmt(c.member.params / 1e9, 1) << "B parameters ("
             << m.layers << " layers, hidden " << m.hidden << ", " << m.heads << " heads)\n"
             << "tokens " << fmt(c.tokens / 1e9, 1) << "B on " << c.gpus << " GPUs: "
-            << fmt(c.days, 1) << " days, " << fmt(c.gpu_hours, 0) << " GPU-hours\n"
+            << with_range(c.days, budget_iv, 1) << " days, " << with_range(c.gpu_hours, budget_iv, 0)
+            << " GPU-hours (in brackets, the " << fmt(level * 100, 0) << "% interval)\n"
             << "plan   " << plan_line(c.plan->plan) << "\n";
   if (ans.next_larger) {
     std::cout << "next larger: " << fmt(ans.next_larger->member.params / 1e9, 1) << "B needs "

@@ -164,6 +164,19 @@ nlohmann::json search_json(const SearchResult& res, int64_t top, const IntervalO
   return j;
 }
 
+// --explain: the rejections, the winner's all-to-all, and why it beats #2, or that the two are tied.
+std::string explain_text(const SearchResult& res, const ModelSpec& m, const TieRule& ties) {
+  const RankedPlan& win = res.plans.front();
+  std::string s = rejections_text(res);
+  if (win.prediction.ep_all_to_all_bytes > 0) s += all_to_all_text(m, win) + "\n";
+  if (res.plans.size() < 2) return s;
+  s += "winner vs #2: " + explain_difference(win, res.plans[1]) + "\n";
+  if (ties.tied(res.plans[1].time_s, win.time_s))
+    s += "  tied: #2 is within the " + fmt(ties.level * 100, 0) + "% error of the ratio of two plans' times (" +
+         fmt((std::exp(ties.log_ratio) - 1) * 100, 1) + "%): which is faster, a short measurement run should say\n";
+  return s;
+}
+
 // The plan of --compare's file, predicted on the search's inputs (none without --compare).
 std::optional<RankedPlan> compared_plan(const std::string& path, const PlannerInputs& in,
                                         const Topology& topo) {
@@ -243,13 +256,7 @@ void plan_and_print(const PlanArgs& a) {
             << throughput_table(win.prediction, &win_interval) << interval_note(win_interval) << '\n'
             << time_table(win.prediction) << '\n'
             << memory_section(win.prediction, win.plan);
-  if (a.explain) {
-    std::cout << '\n' << rejections_text(res);
-    if (win.prediction.ep_all_to_all_bytes > 0) std::cout << all_to_all_text(in.model, win) << '\n';
-    if (res.plans.size() > 1) {
-      std::cout << "winner vs #2: " << explain_difference(win, res.plans[1]) << '\n';
-    }
-  }
+  if (a.explain) std::cout << '\n' << explain_text(res, in.model, ties);
   if (compared) {
     std::cout << "\nwinner vs " << a.compare << ": " << explain_difference(win, *compared) << '\n';
   }

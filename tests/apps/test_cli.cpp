@@ -178,6 +178,17 @@ TEST_CASE("capacity's wall-clock days divide by the goodput: Llama 3's 90% unles
   const auto h = nlohmann::json::parse(half.out);
   CHECK(h["rows"][0]["wall_days"].get<double>() == Approx(2 * row["days"].get<double>()));
   CHECK(h["rows"][0]["days"].get<double>() == row["days"].get<double>());
+  // The budget question's answer carries the interval of its days and GPU-hours.
+  const Result budget = run("capacity --json --budget-gpu-hours 1e6 --tokens 366e9");
+  REQUIRE(budget.code == 0);
+  const auto bj = nlohmann::json::parse(budget.out);
+  CHECK(bj["interval"]["days"][0].get<double>() < bj["days"].get<double>());
+  CHECK(bj["interval"]["days"][1].get<double>() > bj["days"].get<double>());
+  CHECK(bj["interval"]["gpu_hours"][1].get<double>() / bj["gpu_hours"].get<double>() ==
+        Approx(bj["interval"]["days"][1].get<double>() / bj["days"].get<double>()));
+  const Result explain = run("plan --explain");
+  REQUIRE(explain.code == 0);
+  CHECK(explain.out.find("tied: #2 is within") != std::string::npos);  // the README's #2 is marked 2=
   expect_bad_input("capacity --tokens 1e11 --gpus 1120 --goodput 0", "--goodput");
   expect_bad_input("capacity --tokens 1e11 --gpus 1120 --goodput 1.5", "--goodput");
 }

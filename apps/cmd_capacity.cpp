@@ -62,8 +62,9 @@ std::string with_range(double x, const PredictionInterval& iv, int precision) {
          (std::isfinite(hi) ? fmt(hi, precision) : std::string("unbounded")) + ")";
 }
 
-PredictionInterval interval_of(const ModelSpec& m, const PlannerInputs& in, const PlanSpec& p, double level) {
-  return prediction_interval(load_residuals(), job_features(m, in.cluster, in.job, p), level);
+PredictionInterval interval_of(const ResidualTable& t, const ModelSpec& m, const PlannerInputs& in, const PlanSpec& p,
+                               double level) {
+  return prediction_interval(t, job_features(m, in.cluster, in.job, p), level);
 }
 
 std::vector<int64_t> gpu_counts(const CapacityArgs& a, const ClusterSpec& c) {
@@ -100,6 +101,7 @@ void run_sweep(const CapacityArgs& a, const ResolvedJob& rj) {
   const PlannerInputs in = planner_inputs(rj, a.search);
   const double level = parse_number("--interval-level", a.interval_level, 0.01, 0.99);
   const Goodput goodput = goodput_of(a);
+  const ResidualTable residuals = load_residuals();  // parsed once, not per row
   const std::vector<CapacityRow> rows =
       capacity_sweep(in, gpu_counts(a, rj.cluster), rj.job.tokens, rj.job.price_per_gpu_hour_usd);
   if (a.json) {
@@ -115,7 +117,7 @@ void run_sweep(const CapacityArgs& a, const ResolvedJob& rj) {
         j["cost_usd"] = price_known(rj.job.price_per_gpu_hour_usd) ? nlohmann::json(r.cost_usd)
                                                                     : nlohmann::json(nullptr);
         j["scaling_efficiency"] = r.scaling_efficiency;
-        const PredictionInterval iv = interval_of(in.model, in, r.best->plan, level);
+        const PredictionInterval iv = interval_of(residuals, in.model, in, r.best->plan, level);
         nlohmann::json& ij = j["interval"] = interval_json(iv, r.best->prediction);
         j["wall_days"] = r.days / goodput.effective_training_share;
         ij["days"] = scaled_range(r.days, iv);
@@ -148,7 +150,7 @@ void run_sweep(const CapacityArgs& a, const ResolvedJob& rj) {
                        std::to_string(p.dp) + " mbs" + std::to_string(p.micro_batch) + " " +
                        to_string(p.recompute) + (p.sequence_parallel ? " sp" : "") +
                        (p.zero > 0 ? " zero" + std::to_string(p.zero) : "");
-    const PredictionInterval iv = interval_of(in.model, in, p, level);
+    const PredictionInterval iv = interval_of(residuals, in.model, in, p, level);
     if (!first) first = iv;
     t.add_row({std::to_string(r.gpus), plan, fmt(r.best->prediction.megatron_tflops_per_gpu, 1),
                fmt_pct(r.best->prediction.mfu), with_range(r.days, iv, 1),
@@ -181,6 +183,7 @@ void run_budget(const CapacityArgs& a, const ResolvedJob& rj) {
   in.max_days = parse_number("--max-days", a.max_days, 1e-3, 1e5);
   in.family = a.family;
   const double level = parse_number("--interval-level", a.interval_level, 0.01, 0.99);
+  const ResidualTable residuals = load_residuals();
   const BudgetAnswer ans = budget_search(in);
   if (!ans.answer) {
     throw InputError("command line", "--budget-gpu-hours",
@@ -198,7 +201,7 @@ void run_budget(const CapacityArgs& a, const ResolvedJob& rj) {
                         {"plan", to_json(c.plan->plan)},
                         {"prediction", to_json(c.plan->prediction)},
                         {"budget_gpu_hours", in.budget_gpu_hours}};
-    const PredictionInterval iv = interval_of(c.member.model, in.planner, c.plan->plan, level);
+    const PredictionInterval iv = interval_of(residuals, c.member.model, in.planner, c.plan->plan, level);
     j["interval"] = interval_json(iv, c.plan->prediction);
     j["interval"]["days"] = scaled_range(c.days, iv);
     j["interval"]["gpu_hours"] = scaled_range(c.gpu_hours, iv);
@@ -211,7 +214,7 @@ void run_budget(const CapacityArgs& a, const ResolvedJob& rj) {
     return;
   }
   const ModelSpec& m = c.member.model;
-  const PredictionInterval budget_iv = interval_of(c.member.model, in.planner, c.plan->plan, level);
+  const PredictionInterval budget_iv = interval_of(residuals, c.member.model, in.planner, c.plan->plan, level);
   std::cout << "budget   " << fmt(in.budget_gpu_hours, 0) << " GPU-hours on " << rj.cluster.name
             << " (" << rj.cluster.gpu.name << "), family " << a.family << "\n\n"
             << "largest model that finishes: " << fmt(c.member.params / 1e9, 1) << "B parameters ("

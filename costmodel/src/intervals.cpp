@@ -59,38 +59,39 @@ struct Weighted {
   double weight;  // 1 / (rows of its unit x (units + 1)): a source's rows, a sweep's pairs
 };
 
+// The first value, walking [first, last), at which the weight walked reaches `share` (the
+// tolerance keeps a cumulative weight that is exactly the share under rounding: 9 sources at
+// 80%); `none` where it never does.
+template <class It>
+double first_reaching(It first, It last, double share, double none) {
+  double walked = 0;
+  for (; first != last; ++first) {
+    walked += first->weight;
+    if (walked >= share - 1e-9) return first->value;
+  }
+  return none;
+}
+
+void sort_by_value(std::vector<Weighted>& r) {
+  std::sort(r.begin(), r.end(), [](const Weighted& a, const Weighted& b) { return a.value < b.value; });
+}
+
 // The conformal ends over `sources` exchangeable sources (the weighted form of the order
 // statistics; with one row per source, ranks floor((n + 1)(1 - L) / 2) and ceil((n + 1)(1 + L) / 2)):
 // the test source's own mass 1 / (sources + 1) sits at -infinity for the low end and +infinity
 // for the high end, so an end is finite only where the other sources' weight reaches (1 + L) / 2.
-// The tolerance keeps a cumulative weight that is exactly the level under rounding (9 sources, 80%).
 std::pair<double, double> conformal_ends(std::vector<Weighted> r, double level) {
-  std::sort(r.begin(), r.end(), [](const Weighted& a, const Weighted& b) { return a.value < b.value; });
-  const double need = (1 + level) / 2 - 1e-9;
-  double low = -std::numeric_limits<double>::infinity(), high = std::numeric_limits<double>::infinity();
-  double below = 0;
-  for (const Weighted& x : r) {
-    below += x.weight;
-    if (below >= need) {
-      high = x.value;
-      break;
-    }
-  }
-  double above = 0;
-  for (auto it = r.rbegin(); it != r.rend(); ++it) {
-    above += it->weight;
-    if (above >= need) {
-      low = it->value;
-      break;
-    }
-  }
-  return {low, high};
+  sort_by_value(r);
+  const double inf = std::numeric_limits<double>::infinity();
+  return {first_reaching(r.rbegin(), r.rend(), (1 + level) / 2, -inf),
+          first_reaching(r.begin(), r.end(), (1 + level) / 2, inf)};
 }
 
-// The fewest sources whose conformal ends are finite at `level`: (1 + L) / (1 - L), 9 at 80%.
-size_t sources_needed(double level) {
+// The fewest units (sources, sweeps) of weight 1 / (n + 1) each whose total reaches `share`,
+// the last unit's own mass being at infinity: n / (n + 1) >= share.
+size_t units_needed(double share) {
   size_t n = 1;
-  while (static_cast<double>(n) / static_cast<double>(n + 1) < (1 + level) / 2 - 1e-9) ++n;
+  while (static_cast<double>(n) / static_cast<double>(n + 1) < share - 1e-9) ++n;
   return n;
 }
 
@@ -178,7 +179,7 @@ PredictionInterval prediction_interval(const ResidualTable& t, const JobFeatures
                                        const std::string& exclude_group) {
   PredictionInterval out;
   out.level = level;
-  out.needed = sources_needed(level);
+  out.needed = units_needed((1 + level) / 2);  // (1 + L) / (1 - L) sources, 9 at 80%
   std::map<std::string, size_t> rows_of;  // the comparable rows of each source
   size_t kept = kFeatureCount;
   for (;; --kept) {
@@ -209,7 +210,7 @@ bool TieRule::tied(double time_s, double winner_time_s) const {
 TieRule tie_rule(const ResidualTable& t, double level) {
   TieRule out;
   out.level = level;
-  while (static_cast<double>(out.needed) / static_cast<double>(out.needed + 1) < level - 1e-9) ++out.needed;
+  out.needed = units_needed(level);  // L / (1 - L) sweeps, 4 at 80%
   std::map<std::string, std::vector<double>> by_sweep;
   for (const ResidualRow& x : t.rows)
     if (!x.sweep.empty()) by_sweep[x.sweep].push_back(x.residual());
@@ -225,16 +226,8 @@ TieRule tie_rule(const ResidualTable& t, double level) {
         d.push_back({std::abs(r[i] - r[j]), 1 / (pairs * static_cast<double>(out.sweeps + 1))});
   }
   out.pairs = d.size();
-  std::sort(d.begin(), d.end(), [](const Weighted& a, const Weighted& b) { return a.value < b.value; });
-  out.log_ratio = std::numeric_limits<double>::infinity();
-  double below = 0;
-  for (const Weighted& x : d) {
-    below += x.weight;
-    if (below >= level - 1e-9) {
-      out.log_ratio = x.value;
-      break;
-    }
-  }
+  sort_by_value(d);
+  out.log_ratio = first_reaching(d.begin(), d.end(), level, std::numeric_limits<double>::infinity());
   return out;
 }
 

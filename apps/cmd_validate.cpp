@@ -1,5 +1,6 @@
 // parallax validate: predict every run of the validation corpus and compare with what was
 // measured; in sample (the committed profiles) or out of sample (--cross-validate source).
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "parallax/inputs/flag_values.hpp"
 #include "parallax/validation/cross_validation.hpp"
 #include "parallax/validation/residuals.hpp"
+#include "parallax/validation/shortlist_check.hpp"
 #include "parallax/validation/validation.hpp"
 #include "text_table.hpp"
 
@@ -31,6 +33,7 @@ struct ValidateArgs {
   std::string residuals;  // with --cross-validate: where to write the residual table
   bool coverage = false;
   std::string interval_level;  // --coverage: one level (default: 80% and 50%)
+  int64_t shortlist = 0;       // --shortlist K: the shortlist's check on the corpus's sweeps
 };
 
 nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); }
@@ -172,7 +175,48 @@ void run_coverage(const ValidateArgs& a) {
   if (a.json) std::cout << j.dump(2) << '\n';
 }
 
+// The sweeps a finite tie rule needs at `level` (intervals.hpp).
+std::string units_needed_text(double level) { return std::to_string(tie_rule(ResidualTable{}, level).needed); }
+
+// Each sweep's shortlist of K from its out-of-sample predictions, under the tie rule of the other
+// groups' sweeps: does it hold the plan measured fastest?
+void run_shortlist_check(const ValidateArgs& a) {
+  const double level = a.interval_level.empty() ? kDefaultIntervalLevel
+                                                : parse_number("--interval-level", a.interval_level, 0.01, 0.99);
+  const std::vector<SweepShortlist> sweeps = shortlist_check(load_residuals(), static_cast<size_t>(a.shortlist), level);
+  nlohmann::json j = nlohmann::json::array();
+  TextTable tt({"sweep", "plans", "measured fastest: predicted #", "its odds", "in shortlist", "sigma"});
+  size_t held = 0, small = 0;
+  for (const SweepShortlist& s : sweeps) {
+    held += s.holds() ? 1 : 0;
+    small += s.rows.size() <= s.shortlist.size() ? 1 : 0;
+    const double odds = s.odds[s.measured_fastest_rank - 1];
+    j.push_back({{"sweep", s.sweep}, {"source", s.source}, {"rows", s.rows}, {"odds", s.odds},
+                 {"shortlist", s.shortlist}, {"measured_fastest", s.measured_fastest},
+                 {"measured_fastest_predicted_rank", s.measured_fastest_rank}, {"holds", s.holds()},
+                 {"sigma", s.sigma}, {"rule_sweeps", s.rule_sweeps}});
+    tt.add_row({s.sweep, std::to_string(s.rows.size()), std::to_string(s.measured_fastest_rank), fmt_pct(odds),
+                s.holds() ? "yes" : "NO", fmt(s.sigma, 3)});
+  }
+  if (a.json) {
+    std::cout << nlohmann::json{{"k", a.shortlist}, {"level", level}, {"sweeps", j}}.dump(2) << '\n';
+    return;
+  }
+  std::cout << "shortlist of " << a.shortlist << " on the corpus's sweeps, out of sample (each sweep's "
+            << "predictions and tie rule without its source group; sigma: one plan's log-time error):\n"
+            << tt.str() << "the shortlist holds the measured-fastest plan on " << held << " of "
+            << sweeps.size() << " sweeps (" << small << " of them have no more plans than the shortlist)\n";
+  if (std::any_of(sweeps.begin(), sweeps.end(), [](const SweepShortlist& s) { return std::isinf(s.sigma); }))
+    std::cout << "sigma inf: fewer than " << units_needed_text(level)
+              << " sweeps outside the sweep's source group, so no tie rule: every plan has the same odds and the "
+                 "shortlist is the fastest predicted\n";
+}
+
 void run_validate(const ValidateArgs& a) {
+  if (a.shortlist > 0) {
+    run_shortlist_check(a);
+    return;
+  }
   if (a.coverage) {
     run_coverage(a);
     return;
@@ -242,7 +286,12 @@ void add_validate_command(CLI::App& app) {
   sub->add_flag("--coverage", args->coverage,
                 "the prediction intervals' coverage on the corpus: each row's interval from the other "
                 "sources' rows of the committed residual table, at 80% and 50%");
-  sub->add_option("--interval-level", args->interval_level, "with --coverage: this level only, in (0, 1)");
+  sub->add_option("--interval-level", args->interval_level,
+                  "with --coverage: this level only; with --shortlist: the tie rule's (default 0.8); in (0, 1)");
+  sub->add_option("--shortlist", args->shortlist,
+                  "the shortlist of K on every sweep of the corpus, out of sample: does it hold the plan "
+                  "measured fastest? (plan --shortlist)")
+      ->check(CLI::Range(int64_t{1}, int64_t{100}));
   sub->callback([args] { run_validate(*args); });
 }
 

@@ -207,13 +207,14 @@ bool TieRule::tied(double time_s, double winner_time_s) const {
   return std::log(time_s / winner_time_s) <= log_ratio;
 }
 
-TieRule tie_rule(const ResidualTable& t, double level) {
+TieRule tie_rule(const ResidualTable& t, double level, const std::string& exclude_group) {
   TieRule out;
   out.level = level;
   out.needed = units_needed(level);  // L / (1 - L) sweeps, 4 at 80%
   std::map<std::string, std::vector<double>> by_sweep;
   for (const ResidualRow& x : t.rows)
-    if (!x.sweep.empty()) by_sweep[x.sweep].push_back(x.residual());
+    if (!x.sweep.empty() && (exclude_group.empty() || x.group != exclude_group))
+      by_sweep[x.sweep].push_back(x.residual());
   std::vector<std::pair<std::string, std::vector<double>>> sweeps;  // those with a pair
   for (auto& [name, r] : by_sweep)
     if (r.size() >= 2) sweeps.emplace_back(name, std::move(r));

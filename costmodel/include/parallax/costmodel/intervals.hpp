@@ -93,7 +93,8 @@ struct TieRule {
   // Whether a plan predicted at time_s is tied with the winner, predicted at winner_time_s.
   bool tied(double time_s, double winner_time_s) const;
 };
-TieRule tie_rule(const ResidualTable& t, double level);
+// From the sweeps of `t` not of group `exclude_group` (empty: every sweep).
+TieRule tie_rule(const ResidualTable& t, double level, const std::string& exclude_group = "");
 
 // The rule's constants, for the text that explains an interval.
 inline constexpr double kDefaultIntervalLevel = 0.8;

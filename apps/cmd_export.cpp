@@ -1,5 +1,5 @@
 // parallax export: launch files for a plan — Megatron-LM arguments, a DeepSpeed config, a SLURM
-// batch script, or an Open MPI hostfile and command.
+// batch script, an Open MPI hostfile and command, or a TorchTitan job config and its launch.
 #include <iostream>
 #include <memory>
 
@@ -36,13 +36,16 @@ void run_export(const ExportArgs& a) {
 
 void add_export_command(CLI::App& app) {
   auto args = std::make_shared<ExportArgs>();
-  CLI::App* sub = app.add_subcommand("export", "launch files for a plan (Megatron-LM, DeepSpeed, SLURM, mpirun)");
+  CLI::App* sub =
+      app.add_subcommand("export", "launch files for a plan (Megatron-LM, DeepSpeed, SLURM, mpirun, TorchTitan)");
   sub->add_option("--plan", args->plan, "plan file (from plan --out or predict --out)")->required();
   sub->add_option("--format", args->format,
                   "megatron | deepspeed | slurm | mpirun | megatron-deepspeed (a SLURM script with "
-                  "its DeepSpeed config)")
+                  "its DeepSpeed config) | torchtitan (a TorchTitan v0.2.2 TOML job config) | torchtitan-launch "
+                  "(a script that writes it and runs torchrun -m torchtitan.train; srun when it spans hosts)")
       ->required()
-      ->check(CLI::IsMember({"megatron", "deepspeed", "slurm", "mpirun", "megatron-deepspeed"}));
+      ->check(CLI::IsMember({"megatron", "deepspeed", "slurm", "mpirun", "megatron-deepspeed", "torchtitan",
+                             "torchtitan-launch"}));
   sub->add_option("--launcher", args->launcher, "slurm only: megatron (torchrun) | parallax (mpirun)")
       ->check(CLI::IsMember({"megatron", "parallax"}))
       ->capture_default_str();
@@ -50,9 +53,12 @@ void add_export_command(CLI::App& app) {
   sub->add_option("--megatron-dir", args->launch.megatron_dir, "slurm: where Megatron-LM is checked out")
       ->capture_default_str();
   sub->add_option("--data", args->launch.data_path,
-                  "megatron/slurm: Megatron data prefix (default: --mock-data, random tokens)");
+                  "megatron/slurm: Megatron data prefix (default: --mock-data, random tokens); torchtitan: "
+                  "a local copy of C4 (dataset c4 at this dataset_path; default: its c4_test data)");
   sub->add_option("--tokenizer", args->launch.tokenizer_model,
-                  "megatron/slurm: Hugging Face tokenizer the data was made with (needed with --data)");
+                  "megatron/slurm: Hugging Face tokenizer the data was made with (needed with --data); "
+                  "torchtitan: its hf_assets_path (default: its test tokenizer)");
+  // torchtitan-launch writes a SLURM batch script when the plan spans hosts.
   sub->add_option("--partition", args->launch.partition, "slurm: #SBATCH --partition");
   sub->add_option("--account", args->launch.account, "slurm: #SBATCH --account");
   sub->add_option("--time", args->launch.time_limit, "slurm: #SBATCH --time (e.g. 2-00:00:00)");

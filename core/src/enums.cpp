@@ -59,6 +59,7 @@ const char* to_string(Exporter e) {
     case Exporter::megatron: return "megatron";
     case Exporter::deepspeed: return "deepspeed";
     case Exporter::parallax: return "parallax";
+    case Exporter::torchtitan: return "torchtitan";
   }
   return "?";
 }

@@ -67,7 +67,7 @@ constexpr std::array kActivations{Activation::gelu, Activation::swiglu};
 constexpr std::array kPositions{Position::learned, Position::rope, Position::alibi};
 constexpr std::array kNorms{Norm::layernorm, Norm::rmsnorm};
 constexpr std::array kExporters{Exporter::none, Exporter::megatron, Exporter::deepspeed,
-                                Exporter::parallax};
+                                Exporter::parallax, Exporter::torchtitan};
 
 // An optional enum field: one of `all`'s spellings, or `fallback` when absent.
 template <class E, size_t N>
@@ -306,7 +306,8 @@ JobSpec read_job(JsonObjectReader& r) {
 void read_stack_capabilities(JsonObjectReader& r, StackCapabilities& c) {
   JsonObjectReader o = r.object("capabilities");
   expect_keys(o, {"zero", "schedules", "positions", "tensor_parallel", "sequence_parallel",
-                  "pipeline_parallel", "grouped_query_attention", "uneven_stages", "fp8", "export",
+                  "zero0_sole_parallelism", "pipeline_parallel", "grouped_query_attention",
+                  "uneven_stages", "fp8", "export",
                   "microbatch_groups", "context_parallel", "cp_comm_type",
                   "context_parallel_refusal", "context_parallel_within_node", "moe",
                   "expert_parallel", "expert_tensor_parallel", "expert_parallel_zero",
@@ -320,6 +321,7 @@ void read_stack_capabilities(JsonObjectReader& r, StackCapabilities& c) {
   }
   c.tensor_parallel = o.get_bool_or("tensor_parallel", true);
   c.sequence_parallel = o.get_bool_or("sequence_parallel", c.tensor_parallel);
+  c.zero0_sole_parallelism = o.get_bool_or("zero0_sole_parallelism", false);
   c.pipeline_parallel = o.get_bool_or("pipeline_parallel", true);
   c.grouped_query_attention = o.get_bool_or("grouped_query_attention", true);
   const std::string uneven = o.get_enum_or("uneven_stages", {"any", "none", "deepspeed_balanced"}, "any");

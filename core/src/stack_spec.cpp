@@ -72,6 +72,10 @@ std::optional<StackRefusal> stack_refusal(const ModelSpec& m, const JobSpec& j, 
     return refuse("$.plan.tp", "has no tensor parallelism (got tp " + n(p.tp) + ")");
   if (p.sequence_parallel && !c.sequence_parallel)
     return refuse("$.plan.sequence_parallel", "has no sequence parallelism");
+  if (p.zero == 0 && c.zero0_sole_parallelism && (p.cp > 1 || (p.dp > 1 && (p.tp > 1 || p.pp > 1))))
+    return refuse("$.plan.zero", "runs ZeRO-0 (DDP) only as the sole parallelism, and shards with "
+                                 "FSDP otherwise (got zero 0 with dp " + n(p.dp) + ", tp " + n(p.tp) +
+                                     ", cp " + n(p.cp) + ", pp " + n(p.pp) + ")");
   if (p.cp > 1 && !c.context_parallel)
     return refuse("$.plan.cp", "has no context parallelism (got cp " + n(p.cp) + ")" +
                                    (c.context_parallel_refusal.empty() ? "" : ": " + c.context_parallel_refusal));

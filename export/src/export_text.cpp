@@ -3,6 +3,7 @@
 #include "parallax/core/error.hpp"
 #include "parallax/export/deepspeed.hpp"
 #include "parallax/export/megatron.hpp"
+#include "parallax/export/torchtitan.hpp"
 
 namespace parallax {
 
@@ -15,8 +16,11 @@ std::string export_text(const PlanFile& f, const std::string& format, const Laun
   }
   if (format == "mpirun") return mpirun_script(f, o);
   if (format == "megatron-deepspeed") return slurm_megatron_deepspeed_script(f, o);
+  if (format == "torchtitan") return torchtitan_toml(f, o);
+  if (format == "torchtitan-launch") return torchtitan_script(f, o);
   throw InputError("export", "--format",
-                   "must be megatron, megatron-deepspeed, deepspeed, slurm or mpirun (got \"" + format + "\")");
+                   "must be megatron, megatron-deepspeed, deepspeed, slurm, mpirun, torchtitan or "
+                   "torchtitan-launch (got \"" + format + "\")");
 }
 
 }  // namespace parallax

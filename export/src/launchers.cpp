@@ -11,6 +11,7 @@
 #include "parallax/export/deepspeed.hpp"
 #include "parallax/export/megatron.hpp"
 #include "parallax/export/megatron_deepspeed.hpp"
+#include "launch_common.hpp"
 
 namespace parallax {
 namespace {
@@ -21,11 +22,15 @@ std::string host(const LaunchOptions& o, int64_t i) {
   return o.host_prefix + buf;
 }
 
-// GPUs per host: a host is what SLURM, torchrun and mpirun call a node; a node of the plan (an
-// NVLink domain) may span several (GB200 NVL72: 18 hosts of 4 GPUs).
+}  // namespace
+
+namespace launch_common {
+
 int64_t gpus_per_host_used(const PlanFile& f) {
   return f.gpus < f.cluster.host_gpus() ? f.gpus : f.cluster.host_gpus();
 }
+
+namespace {
 
 // When an NVLink domain spans hosts, the plan assumes each domain's hosts are consecutive. A job
 // inside one domain is one segment of its own hosts; a job over several takes them in the segments
@@ -39,6 +44,8 @@ std::string nvlink_domain_note(const PlanFile& f) {
          "# domain: allocate whole domains, in order (with SLURM's topology/block plugin, one block per\n"
          "# domain: add #SBATCH --segment=" + std::to_string(per_domain) + ").\n";
 }
+
+}  // namespace
 
 std::string sbatch_header(const PlanFile& f, const LaunchOptions& o, int64_t tasks_per_node) {
   std::string h = "#!/usr/bin/env bash\n"
@@ -61,6 +68,14 @@ std::string srun_options(const LaunchOptions& o) {
   if (!o.container_image.empty()) s += " --container-image=" + o.container_image;
   return s;
 }
+
+}  // namespace launch_common
+
+namespace {
+
+using launch_common::gpus_per_host_used;
+using launch_common::sbatch_header;
+using launch_common::srun_options;
 
 // Megatron-LM's validate_args (megatron/training/arguments.py) asserts
 // CUDA_DEVICE_MAX_CONNECTIONS=1 when tp or cp > 1 before Blackwell (compute capability < 10),

@@ -1,7 +1,9 @@
 // No plan the planner ranks is refused by its stack's own export: for every stack preset with a
-// launch (Megatron-LM arguments, a DeepSpeed config), the top 10 of a search over model presets
-// of each kind (GPT with learned positions, Llama with GQA and RoPE, BLOOM with ALiBi) export,
-// and the Megatron-LM command lines pass Megatron-LM's own start-up rules (megatron_rules.hpp).
+// launch (Megatron-LM arguments, a DeepSpeed config, a TorchTitan job config), the top 10 of a
+// search over model presets of each kind (GPT with learned positions, Llama with GQA and RoPE,
+// BLOOM with ALiBi; for TorchTitan, whose models are its llama3 flavors, Llama 3 8B and 70B)
+// export, and the Megatron-LM command lines pass Megatron-LM's own start-up rules
+// (megatron_rules.hpp).
 #include <catch2/catch.hpp>
 
 #include "megatron_rules.hpp"
@@ -11,6 +13,7 @@
 #include "parallax/export/deepspeed.hpp"
 #include "parallax/export/launchers.hpp"
 #include "parallax/export/megatron.hpp"
+#include "parallax/export/torchtitan.hpp"
 #include "parallax/planner/planner.hpp"
 
 using namespace parallax;
@@ -22,8 +25,11 @@ TEST_CASE("the top 10 plans of every exporting stack export without refusal") {
   for (const std::string& name : preset_names("stacks")) {
     const StackSpec stack = load_stack(name);
     const Exporter e = stack.capabilities.exporter;
-    if (e != Exporter::megatron && e != Exporter::deepspeed) continue;
-    for (const char* model : {"megatron-8.3b", "llama2-7b", "bloom-176b"}) {
+    if (e != Exporter::megatron && e != Exporter::deepspeed && e != Exporter::torchtitan) continue;
+    const std::vector<const char*> models =
+        e == Exporter::torchtitan ? std::vector<const char*>{"llama3-8b", "llama3-70b"}
+                                  : std::vector<const char*>{"megatron-8.3b", "llama2-7b", "bloom-176b"};
+    for (const char* model : models) {
       PlannerInputs in;
       in.model = load_model(model);
       in.cluster = cluster;
@@ -57,10 +63,12 @@ TEST_CASE("the top 10 plans of every exporting stack export without refusal") {
           CHECK(broken.empty());
         }
         if (e == Exporter::deepspeed) CHECK_NOTHROW(deepspeed_config(f));
+        if (e == Exporter::torchtitan) CHECK_NOTHROW(torchtitan_toml(f, LaunchOptions{}));
         ++exported;
       }
     }
   }
-  // Every exporting stack found plans for the GPT and Llama presets at least.
-  CHECK(exported >= 6 * 2 * 10);
+  // Every exporting stack found plans for the GPT and Llama presets at least (TorchTitan for
+  // both of its Llama 3 presets).
+  CHECK(exported >= 6 * 2 * 10 + 2 * 10);
 }

@@ -113,7 +113,7 @@ struct StackPipeline {
 // What a stack can run at all (presets/stacks/, "capabilities"): the planner's rules and the
 // exporters read the same table, so no plan is ranked that its stack's launch refuses. A stack
 // without a table (a job file's own stack, "other") is not restricted.
-enum class Exporter { none, megatron, deepspeed, parallax };
+enum class Exporter { none, megatron, deepspeed, parallax, torchtitan };
 enum class UnevenStages { any, none, deepspeed_balanced };
 struct StackCapabilities {
   std::vector<int64_t> zero_stages{0, 1, 2, 3};
@@ -121,6 +121,10 @@ struct StackCapabilities {
   std::vector<Position> positions{Position::learned, Position::rope, Position::alibi};
   bool tensor_parallel = true;
   bool sequence_parallel = true;
+  // ZeRO-0 (DDP) only as the sole parallelism: with cp > 1, or dp > 1 beside tp or pp, the stack
+  // shards instead (TorchTitan: FSDP2 over dp_shard x cp whenever cp > 1, and "DDP has not
+  // supported > 1D parallelism").
+  bool zero0_sole_parallelism = false;
   bool pipeline_parallel = true;
   bool grouped_query_attention = true;  // kv_heads below heads
   // First/last pipeline stages of their own size: any (Megatron-LM's --decoder-first/last-

@@ -1,6 +1,7 @@
 #pragma once
 // Launch files: a SLURM batch script (Megatron-LM through torchrun, or `parallax run` through
 // mpirun) and an Open MPI hostfile + command for `parallax run`.
+#include <cstdint>
 #include <string>
 
 #include "parallax/core/plan_file.hpp"
@@ -16,6 +17,9 @@ struct LaunchOptions {
   std::string megatron_dir = "/opt/megatron-lm";
   std::string data_path;
   std::string tokenizer_model;
+  // A benchmark launch (plan --shortlist): this many iterations, each one logged; 0 = a training
+  // launch (the plan's tokens, else a measurement run of 100 iterations).
+  int64_t benchmark_iters = 0;
   // SLURM: empty = the cluster's default.
   std::string partition, account, time_limit, container_image;
 };

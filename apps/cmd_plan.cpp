@@ -9,6 +9,7 @@
 #include <set>
 
 #include "commands.hpp"
+#include "parallax/calibration/closed_loop.hpp"
 #include "parallax/core/atomic_file.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/json_reader.hpp"
@@ -26,6 +27,8 @@
 #include "parallax/planner/simulator_refiner.hpp"
 #include "plan_csv.hpp"
 #include "plan_options.hpp"
+#include "plan_measured.hpp"
+#include "plan_shortlist.hpp"
 #include "prediction_text.hpp"
 #include "search_options.hpp"
 #include "text_table.hpp"
@@ -69,6 +72,8 @@ struct PlanArgs {
   std::string search_file;  // plan --search: the job and what to search, in a YAML/JSON file
   std::string csv;          // every candidate with its fate, to this file ("-": stdout)
   std::set<std::string> given;  // recipe keys of the flags typed on the command line
+  ShortlistArgs shortlist;
+  std::vector<std::string> measured;  // the shortlist's runs read back
 };
 
 // A progress bar on stderr when it is a terminal and the search has run for over a second.
@@ -200,7 +205,8 @@ nlohmann::json sensitivity_json(const SensitivityReport& sens) {
   return {{"cases", cases}, {"winner_stays_top3", sens.winner_stays_top3}};
 }
 
-void plan_and_print(const PlanArgs& a) {
+// The job's inputs; with --measured, the profile refitted on the executed runs among them.
+PlannerInputs plan_inputs(const PlanArgs& a, std::vector<MeasuredPlan>& measured) {
   PlannerInputs in =
       a.search_file.empty()
           ? planner_inputs(resolve_job(a.job), a.search)
@@ -209,68 +215,116 @@ void plan_and_print(const PlanArgs& a) {
   in.top_k = a.simulate_top;
   in.threads = a.threads;
   in.options.record_candidates = !a.csv.empty();
-  const Topology topo(in.cluster);
-  const SearchResult res = search_plans(in, topo, in.top_k > 0 ? simulator_refiner(in) : Refiner{},
-                                        a.json ? Progress{} : progress_bar());
-  if (!a.csv.empty()) {
-    // Written whether or not a plan fits: the rejections are the answer then.
-    if (a.csv == "-") std::cout << candidates_csv(res);
-    else write_file_atomic(a.csv, candidates_csv(res), "--csv");
-    if (a.csv == "-") return;
-  }
-  if (a.explain && res.plans.empty()) std::cerr << rejections_text(res);
-  if (res.plans.empty()) throw no_plan_error(res, in.gpus);
+  // Every measured file is read before anything is written.
+  measured = read_measured(a.measured, PlanFile{in.model, in.cluster, in.job, {}, in.gpus});
+  std::vector<calib::Measurements> runs;
+  for (const MeasuredPlan& m : measured)
+    if (m.run) runs.push_back(*m.run);
+  if (!runs.empty()) in.profile = calib::refit_from_measurements(in.profile, runs);
+  return in;
+}
 
-  const RankedPlan& win = res.plans.front();
-  const double level = parse_number("--interval-level", a.interval_level, 0.01, 0.99);
-  const ResidualTable residuals = load_residuals();
-  const TieRule ties = tie_rule(residuals, level);
-  const IntervalOf interval_of = [&](const PlanSpec& p) {
-    return prediction_interval(residuals, job_features(in.model, in.cluster, in.job, p), level);
-  };
-  if (!a.out.empty()) {
-    PlanFile f{in.model, in.cluster, in.job, win.plan, in.gpus};
-    write_file_atomic(a.out, to_json(f).dump(2) + "\n");
-  }
-  const std::optional<RankedPlan> compared = compared_plan(a.compare, in, topo);
+// What one plan command found, for its outputs.
+struct PlanOutcome {
+  std::vector<MeasuredPlan> measured;
+  PlannerInputs in;
+  SearchResult res;
+  double level = 0;
+  ResidualTable residuals;
+  TieRule ties;
+  IntervalOf interval_of;
+  std::optional<Shortlist> shortlist;
+  std::optional<FinalRanking> final;
+  std::optional<RankedPlan> compared;
   std::optional<SensitivityReport> sens;
-  if (a.sensitivity) sens = sensitivity_analysis(in, res);
+  const PlanSpec& chosen() const { return final ? final->plans.front().ranked.plan : res.plans.front().plan; }
+};
 
-  if (a.json) {
-    nlohmann::json j = search_json(res, a.top, interval_of, ties);
-    if (compared) j["compared"] = {{"plan", to_json(compared->plan)},
-                                   {"iteration_time_s", compared->time_s},
-                                   {"why_winner_is_faster", explain_difference(win, *compared)}};
-    if (sens) j["sensitivity"] = sensitivity_json(*sens);
-    std::cout << j.dump(2) << '\n';
-    return;
-  }
-  const PredictionInterval win_interval = interval_of(win.plan);
+void print_json(const PlanArgs& a, const PlanOutcome& o) {
+  const RankedPlan& win = o.res.plans.front();
+  nlohmann::json j = search_json(o.res, a.top, o.interval_of, o.ties);
+  if (o.compared) j["compared"] = {{"plan", to_json(o.compared->plan)},
+                                   {"iteration_time_s", o.compared->time_s},
+                                   {"why_winner_is_faster", explain_difference(win, *o.compared)}};
+  if (o.sens) j["sensitivity"] = sensitivity_json(*o.sens);
+  if (o.shortlist) j["shortlist"] = shortlist_json(*o.shortlist, o.res);
+  if (o.final) j["final"] = final_json(*o.final, static_cast<size_t>(a.top));
+  std::cout << j.dump(2) << '\n';
+}
+
+void print_text(const PlanArgs& a, const PlanOutcome& o) {
+  const PlannerInputs& in = o.in;
+  const SearchResult& res = o.res;
+  const RankedPlan& win = res.plans.front();
+  const PredictionInterval win_interval = o.interval_of(win.plan);
   std::cout << inputs_header(in.model, in.cluster, in.gpus, in.job, in.profile.name) << '\n'
             << "top plans of " << res.plans.size() << " that fit (" << res.evaluated
             << " admitted and predicted, " << res.considered << " considered, top "
             << in.top_k << " simulated, in " << fmt(res.search_time_s, 3)
             << " s; * = analytic time, not simulated; vpp V/N = interleaved in micro-batch groups of N; ep E/T = expert tensor parallelism T)\n"
-            << plans_table(res, a.top, ties) << ties_note(ties) << '\n'
+            << plans_table(res, a.top, o.ties) << ties_note(o.ties) << '\n'
             << "winner: " << plan_line(win.plan) << "\n\n"
             << throughput_table(win.prediction, &win_interval) << interval_note(win_interval) << '\n'
             << time_table(win.prediction) << '\n'
             << memory_section(win.prediction, win.plan);
-  if (a.explain) std::cout << '\n' << explain_text(res, in.model, ties);
-  if (compared) {
-    std::cout << "\nwinner vs " << a.compare << ": " << explain_difference(win, *compared) << '\n';
+  if (o.shortlist) std::cout << '\n' << shortlist_text(*o.shortlist, res, a.shortlist);
+  if (o.final) std::cout << '\n' << final_text(*o.final, static_cast<size_t>(a.top));
+  if (a.explain) std::cout << '\n' << explain_text(res, in.model, o.ties);
+  if (o.compared) {
+    std::cout << "\nwinner vs " << a.compare << ": " << explain_difference(win, *o.compared) << '\n';
   }
-  if (sens) {
+  if (o.sens) {
     TextTable t({"perturbation", "winner's rank", "best plan under it", "iter s"});
-    for (const auto& c : sens->cases) {
+    for (const auto& c : o.sens->cases) {
       t.add_row({c.perturbation.name, std::to_string(c.winner_rank + 1), plan_line(c.best.plan),
                  fmt(c.best.time_s, 3)});
     }
     std::cout << "\nsensitivity (compute, NVLink, network +-20%):\n"
               << t.str() << "winner stays in the top 3 in every case: "
-              << (sens->winner_stays_top3 ? "yes" : "NO") << '\n';
+              << (o.sens->winner_stays_top3 ? "yes" : "NO") << '\n';
   }
-  if (!a.out.empty()) std::cout << "\nwrote " << a.out << '\n';
+  if (!a.out.empty()) std::cout << "\nwrote " << a.out << (o.final ? " (the final ranking's first)" : "") << '\n';
+}
+
+void plan_and_print(const PlanArgs& a) {
+  PlanOutcome o;
+  o.in = plan_inputs(a, o.measured);
+  const PlannerInputs& in = o.in;
+  const Topology topo(in.cluster);
+  o.res = search_plans(in, topo, in.top_k > 0 ? simulator_refiner(in) : Refiner{},
+                       a.json ? Progress{} : progress_bar());
+  if (!a.csv.empty()) {
+    // Written whether or not a plan fits: the rejections are the answer then.
+    if (a.csv == "-") std::cout << candidates_csv(o.res);
+    else write_file_atomic(a.csv, candidates_csv(o.res), "--csv");
+    if (a.csv == "-") return;
+  }
+  if (a.explain && o.res.plans.empty()) std::cerr << rejections_text(o.res);
+  if (o.res.plans.empty()) throw no_plan_error(o.res, in.gpus);
+
+  o.level = parse_number("--interval-level", a.interval_level, 0.01, 0.99);
+  o.residuals = load_residuals();
+  o.ties = tie_rule(o.residuals, o.level);
+  o.interval_of = [&o](const PlanSpec& p) {
+    return prediction_interval(o.residuals, job_features(o.in.model, o.in.cluster, o.in.job, p), o.level);
+  };
+  if (!o.measured.empty()) {
+    const auto price = [&](const PlanSpec& p) {
+      RankedPlan r{p, predict(in.model, topo, in.job, p, in.profile), 0, false};
+      r.time_s = r.prediction.iteration_time_s;
+      return r;
+    };
+    o.final = final_ranking(o.res, o.measured, o.ties, price, o.interval_of);
+  }
+  if (a.shortlist.k > 0) {
+    o.shortlist = make_shortlist(o.res, o.ties, static_cast<size_t>(a.shortlist.k));
+    write_shortlist(*o.shortlist, o.res, in, a.shortlist);
+  }
+  if (!a.out.empty()) write_file_atomic(a.out, to_json(PlanFile{in.model, in.cluster, in.job, o.chosen(), in.gpus}).dump(2) + "\n");
+  o.compared = compared_plan(a.compare, in, topo);
+  if (a.sensitivity) o.sens = sensitivity_analysis(in, o.res);
+  if (a.json) print_json(a, o);
+  else print_text(a, o);
 }
 
 }  // namespace
@@ -295,6 +349,20 @@ void add_plan_command(CLI::App& app) {
                   "measured time falls inside (docs/predict.md)")
       ->capture_default_str();
   sub->add_option("--out", args->out, "write the winner's plan file");
+  sub->add_option("--shortlist", args->shortlist.k,
+                  "the K plans most likely to be the fastest, each with a short benchmark launch in "
+                  "--shortlist-dir (docs/predict.md)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000}));
+  sub->add_option("--shortlist-dir", args->shortlist.dir, "a new directory for the shortlist's plans and launches")
+      ->capture_default_str();
+  sub->add_option("--measured", args->measured,
+                  "the shortlist's runs read back: parallax run measurements.json files or Megatron-LM "
+                  "logs (each read with the plan.json of its directory); ranks the measured plans by "
+                  "their measured time and the rest by the refitted model; --out writes the first")
+      ->expected(1, -1);
+  sub->add_option("--shortlist-iters", args->shortlist.iters, "the benchmark launches' iterations")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{2}, int64_t{100000}));
   sub->add_option("--search", args->search_file,
                   "a YAML or JSON search file: the job (model, cluster, gpus, stack, ...) and what to "
                   "search (tp, pp, mbs, recompute, zero, sp as values or lists; constraints)");

@@ -80,4 +80,15 @@ std::vector<size_t> most_likely_fastest(const std::vector<double>& odds, size_t 
   return idx;
 }
 
+std::vector<size_t> shortlist_indices(const std::vector<double>& odds, size_t k, double level) {
+  std::vector<size_t> out;
+  double held = 0;
+  for (size_t i : most_likely_fastest(odds, k)) {
+    if (held >= level - 1e-12) break;
+    out.push_back(i);
+    held += odds[i];
+  }
+  return out;
+}
+
 }  // namespace parallax

@@ -97,10 +97,16 @@ inline void add_dropout(std::vector<std::string>& a, const ModelSpec& m) {
 
 // Placeholders, not planned: a cosine schedule from 3e-4 (neither trainer has a default --lr),
 // and --train-iters (or samples, which both require): the plan's tokens, else a short
-// measurement run of 100 iterations.
-inline void add_schedule(std::vector<std::string>& a, const PlanFile& f) {
+// measurement run of 100 iterations. A benchmark (benchmark_iters > 0, plan --shortlist) runs
+// that many iterations, logs every one (the log plan --measured reads) and skips evaluation.
+inline void add_schedule(std::vector<std::string>& a, const PlanFile& f, int64_t benchmark_iters = 0) {
   a.insert(a.end(), {"--lr", "3.0e-4", "--min-lr", "3.0e-5", "--lr-decay-style", "cosine",
                      "--lr-warmup-fraction", "0.01"});
+  if (benchmark_iters > 0) {
+    add(a, "--train-iters", benchmark_iters);
+    a.insert(a.end(), {"--log-interval", "1", "--eval-iters", "0"});
+    return;
+  }
   constexpr int64_t kMeasurementIters = 100;
   const double per_iter = static_cast<double>(f.job.global_batch * f.model.seq_len);
   add(a, "--train-iters",

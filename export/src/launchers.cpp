@@ -57,6 +57,9 @@ std::string sbatch_header(const PlanFile& f, const LaunchOptions& o, int64_t tas
   if (!o.partition.empty()) h += "#SBATCH --partition=" + o.partition + "\n";
   if (!o.account.empty()) h += "#SBATCH --account=" + o.account + "\n";
   if (!o.time_limit.empty()) h += "#SBATCH --time=" + o.time_limit + "\n";
+  // A benchmark's log, in the directory it is submitted from (beside its plan.json, which
+  // plan --measured reads it with).
+  if (o.benchmark_iters > 0) h += "#SBATCH --output=benchmark-%j.log\n";
   return h + "set -euo pipefail\n" + nvlink_domain_note(f);
 }
 
@@ -117,7 +120,7 @@ int64_t plan_hosts(const PlanFile& f) {
 }
 
 std::string slurm_megatron_script(const PlanFile& f, const LaunchOptions& o) {
-  const std::vector<std::string> args = megatron_args(f, {o.data_path, o.tokenizer_model});
+  const std::vector<std::string> args = megatron_args(f, {o.data_path, o.tokenizer_model, o.benchmark_iters});
   return sbatch_header(f, o, 1) +
          "# " + f.model.name + ": " + std::to_string(f.gpus) + " GPUs, tp " + std::to_string(f.plan.tp) +
          " x pp " + std::to_string(f.plan.pp) + " x dp " + std::to_string(f.plan.dp) + "\n"
@@ -134,7 +137,7 @@ std::string slurm_megatron_script(const PlanFile& f, const LaunchOptions& o) {
 std::string slurm_megatron_deepspeed_script(const PlanFile& f, const LaunchOptions& o) {
   const std::string ds_config = "\"$SLURM_SUBMIT_DIR/ds_config_$SLURM_JOB_ID.json\"";
   const std::vector<std::string> args =
-      megatron_deepspeed_args(f, {o.data_path, o.tokenizer_model}, ds_config);
+      megatron_deepspeed_args(f, {o.data_path, o.tokenizer_model, o.benchmark_iters}, ds_config);
   // megatron/arguments.py of Megatron-DeepSpeed raises unless CUDA_DEVICE_MAX_CONNECTIONS=1 with
   // sequence parallelism (with --deepspeed it turns the async TP all-reduce off otherwise).
   const std::string env = f.plan.sequence_parallel
@@ -170,10 +173,14 @@ ParallaxRun parallax_run(const PlanFile& f, const LaunchOptions& o, const char* 
   if (const auto r = stack_refusal(f.model, executor, f.plan))
     throw InputError("export", format, "parallax run cannot run this plan: " + r->rule + " (" + r->path + ")");
   const bool gpu = compute_capability_major(f.cluster.gpu).has_value();
-  if (!gpu) return {"", "", "parallax run --plan " + o.plan_path};
+  // A benchmark: its steps, and the measurements plan --measured reads, beside the plan.
+  const std::string bench = o.benchmark_iters > 0
+                                ? " --steps " + std::to_string(o.benchmark_iters) + " --out measurements.json"
+                                : "";
+  if (!gpu) return {"", "", "parallax run --plan " + o.plan_path + bench};
   return {"# The CUDA backend runs up to 7 streams per rank: one hardware queue each.\n"
           "export CUDA_DEVICE_MAX_CONNECTIONS=8\n",
-          "-x CUDA_DEVICE_MAX_CONNECTIONS ", "parallax run --backend cuda --plan " + o.plan_path};
+          "-x CUDA_DEVICE_MAX_CONNECTIONS ", "parallax run --backend cuda --plan " + o.plan_path + bench};
 }
 
 }  // namespace

@@ -189,7 +189,9 @@ std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& da
   add_model(a, f.model, f.plan);
   add_precision(a, f.job);
   add_data(a, data);
-  launch_args::add_schedule(a, f);
+  launch_args::add_schedule(a, f, data.benchmark_iters);
+  // A benchmark's log says the throughput per GPU too (training_log: "throughput per GPU").
+  if (data.benchmark_iters > 0) a.push_back("--log-throughput");
   return a;
 }
 

@@ -108,7 +108,7 @@ std::vector<std::string> megatron_deepspeed_args(const PlanFile& f, const Megatr
                      data.tokenizer_model.empty() ? "\"${TOKENIZER_MODEL:?set TOKENIZER_MODEL to the tokenizer of the data}\""
                                                   : data.tokenizer_model});
   a.insert(a.end(), {"--optimizer", "adam"});
-  launch_args::add_schedule(a, f);
+  launch_args::add_schedule(a, f, data.benchmark_iters);
   return a;
 }
 

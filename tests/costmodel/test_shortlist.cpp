@@ -66,6 +66,12 @@ TEST_CASE("four plans: a Monte Carlo draw of the same model agrees") {
   for (size_t i = 0; i < t.size(); ++i) CHECK(p[i] == Approx(wins[i]).margin(0.005));
   CHECK(most_likely_fastest(p, 2) == std::vector<size_t>{0, 1});
   CHECK(most_likely_fastest(p, 9).size() == 4);
+  // The smallest set reaching the level, capped at k.
+  const std::vector<double> odds = {0.5, 0.3, 0.15, 0.05};
+  CHECK(shortlist_indices(odds, 4, 0.8) == std::vector<size_t>{0, 1});
+  CHECK(shortlist_indices(odds, 4, 0.81) == std::vector<size_t>{0, 1, 2});
+  CHECK(shortlist_indices(odds, 1, 0.8) == std::vector<size_t>{0});
+  CHECK(shortlist_indices({0.5, 0.5}, 3, 0.8) == std::vector<size_t>{0, 1});
 }
 
 }  // namespace

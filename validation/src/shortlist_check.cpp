@@ -32,7 +32,7 @@ SweepShortlist check_sweep(const ResidualTable& t, std::vector<const ResidualRow
     if (rows[i]->measured_iteration_time_s < rows[fastest]->measured_iteration_time_s) fastest = i;
   }
   s.odds = fastest_odds(predicted, s.sigma);
-  for (size_t i : most_likely_fastest(s.odds, k)) s.shortlist.push_back(rows[i]->id);
+  for (size_t i : shortlist_indices(s.odds, k, level)) s.shortlist.push_back(rows[i]->id);
   s.measured_fastest = rows[fastest]->id;
   s.measured_fastest_rank = fastest + 1;
   return s;

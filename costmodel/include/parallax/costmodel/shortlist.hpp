@@ -29,4 +29,8 @@ std::vector<double> fastest_odds(const std::vector<double>& predicted_s, double 
 // predicted plan in a ranked list, first).
 std::vector<size_t> most_likely_fastest(const std::vector<double>& odds, size_t k);
 
+// The shortlist: the fewest plans, most likely first, whose odds together reach `level` (the
+// smallest set holding the fastest with that probability), at most k (docs/design.md §13).
+std::vector<size_t> shortlist_indices(const std::vector<double>& odds, size_t k, double level);
+
 }  // namespace parallax

@@ -2,6 +2,7 @@
 // Megatron-LM command-line arguments for a plan (the exact argument names of current Megatron-LM's
 // megatron/training/arguments.py); parallax/inputs/megatron_import.hpp reads them back, so a round
 // trip is checkable. Never emits the derived --virtual-pipeline-model-parallel-size.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,8 @@ namespace parallax {
 struct MegatronData {
   std::string data_path;
   std::string tokenizer_model;
+  // > 0: a benchmark of this many iterations, each logged (LaunchOptions::benchmark_iters).
+  int64_t benchmark_iters = 0;
 };
 
 std::vector<std::string> megatron_args(const PlanFile& f, const MegatronData& data = {});

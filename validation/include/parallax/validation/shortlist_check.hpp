@@ -15,7 +15,7 @@ struct SweepShortlist {
   std::string sweep, source;
   std::vector<std::string> rows;       // the sweep's row ids, fastest predicted first
   std::vector<double> odds;            // each row's odds of being the fastest
-  std::vector<std::string> shortlist;  // the k most likely fastest
+  std::vector<std::string> shortlist;  // shortlist_indices: at most k, reaching the level
   std::string measured_fastest;        // the row measured fastest
   size_t measured_fastest_rank = 0;    // its rank by predicted time, 1-based
   double sigma = 0;                    // one plan's log-time deviation (plan_error_sigma)

@@ -147,7 +147,10 @@ void MainWindow::build_menus() {
       {"DeepSpeed config...", "deepspeed", "megatron"},
       {"SLURM script (Megatron-LM, torchrun)...", "slurm", "megatron"},
       {"SLURM script (parallax run, mpirun)...", "slurm", "parallax"},
-      {"mpirun hostfile and command...", "mpirun", "megatron"}};
+      {"mpirun hostfile and command...", "mpirun", "megatron"},
+      {"SLURM script (Megatron-DeepSpeed, with its DeepSpeed config)...", "megatron-deepspeed", "megatron"},
+      {"TorchTitan job config (TOML)...", "torchtitan", "megatron"},
+      {"TorchTitan launch script...", "torchtitan-launch", "megatron"}};
   for (const auto& [label, format, launcher] : formats) {
     QAction* a = exp->addAction(label);
     connect(a, &QAction::triggered, this, [this, f = QString(format), l = QString(launcher)] {
@@ -293,7 +296,8 @@ void MainWindow::start_scaling() {
     auto s = std::make_shared<const ScalingOutcome>(scaling_what_if(in));
     return [this, s] {
       scaling_->show_rows(s->rows, s->current_gpus,
-                          ScalingAssumptions{s->tokens, s->tokens_assumed, s->price_per_gpu_hour_usd});
+                          ScalingAssumptions{s->tokens, s->tokens_assumed, s->price_per_gpu_hour_usd},
+                          s->intervals);
       emit scaling_shown();
     };
   });

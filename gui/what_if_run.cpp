@@ -39,6 +39,11 @@ ScalingOutcome scaling_what_if(const PlannerInputs& in) {
   s.price_per_gpu_hour_usd = in.job.price_per_gpu_hour_usd;
   s.rows = capacity_sweep(in, default_scaling_counts(in), s.tokens,
                           in.job.price_per_gpu_hour_usd);
+  const ResidualTable residuals = load_residuals();
+  for (const CapacityRow& r : s.rows)
+    s.intervals.push_back(r.best ? prediction_interval(residuals, job_features(in.model, in.cluster, in.job, r.best->plan),
+                                                       kDefaultIntervalLevel)
+                                 : PredictionInterval{});
   return s;
 }
 

@@ -35,6 +35,8 @@ SimResult simulate_ranked(const PlanOutcome& o, size_t index);
 
 struct ScalingOutcome {
   std::vector<CapacityRow> rows;  // the report's GPU counts (default_scaling_counts)
+  // Each row's 80% prediction interval (an empty one where the row has no plan).
+  std::vector<PredictionInterval> intervals;
   int64_t current_gpus = 0;
   double tokens = 0;            // tokens_or_default
   bool tokens_assumed = false;  // no tokens given

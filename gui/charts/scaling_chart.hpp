@@ -7,8 +7,10 @@
 #include <QChartView>
 #include <QString>
 
+#include "parallax/costmodel/intervals.hpp"
 #include "parallax/planner/capacity.hpp"
 
+class QAreaSeries;
 class QLineSeries;
 
 namespace parallax::gui {
@@ -30,9 +32,12 @@ class ScalingChartView : public QChartView {
   explicit ScalingChartView(QWidget* parent = nullptr);
   // The curve of a sweep, with `current_gpus` marked.
   // The days axis is log10 (labels at 1, 2, 5 times powers of ten) when the days span more than
-  // a decade, linear otherwise.
+  // a decade, linear otherwise. With `intervals` (one per row), each curve is shaded over its
+  // prediction interval: TFLOP/s / [high, low] ratio, days x [low, high] (none where an end is
+  // infinite).
   void show_rows(const std::vector<CapacityRow>& rows, int64_t current_gpus,
-                 const ScalingAssumptions& assumptions = {});
+                 const ScalingAssumptions& assumptions = {},
+                 const std::vector<PredictionInterval>& intervals = {});
   bool days_axis_log() const { return days_log_; }
   // Moves the current-count line at once, before the sweep of the new question arrives.
   void set_current(int64_t gpus);

@@ -79,11 +79,18 @@ std::string question(const ReportData& d) {
          escape(report_notes::price_assumption(d)) + ".</p></section>";
 }
 
+// Each scaling row's interval (an empty one where the row has no plan).
+std::vector<PredictionInterval> scaling_intervals(const ReportData& d) {
+  std::vector<PredictionInterval> out;
+  for (const CapacityRow& r : d.scaling) out.push_back(r.best ? plan_interval(d, r.best->plan) : PredictionInterval{});
+  return out;
+}
+
 std::string scaling(const ReportData& d) {
   const auto cols = report_notes::scaling_columns(d);
   std::string h = "<section id=\"scaling\"><h2>Where scaling stops paying</h2>" +
                   scaling_chart(d.scaling, d.in.planner.job.price_per_gpu_hour_usd,
-                                report_notes::tokens_short(d)) +
+                                report_notes::tokens_short(d), scaling_intervals(d)) +
                   "<p class=\"assumption\">Days, GPU-hours and cost assume " +
                   escape(report_notes::tokens_assumption(d)) + ". Cost: " +
                   escape(report_notes::price_assumption(d)) + ".</p><table id=\"scaling-table\">" +

@@ -34,10 +34,78 @@ std::string days_axis(double right, bool log_days, const chart::LogAxis& la, dou
   return s + "</g>";
 }
 
+// A row's curves at its interval's ends.
+struct Band {
+  double tf_lo, tf_hi, days_lo, days_hi;
+};
+
+// Each row's band (rows with a plan, in order), or none when an interval is missing or infinite.
+std::vector<Band> bands(const std::vector<CapacityRow>& rows, const std::vector<const CapacityRow*>& ok,
+                        const std::vector<PredictionInterval>& intervals, double (*tflops)(const CapacityRow&)) {
+  std::vector<Band> out;
+  if (intervals.size() != rows.size()) return out;
+  for (const CapacityRow* r : ok) {
+    const PredictionInterval& iv = intervals[static_cast<size_t>(r - rows.data())];
+    if (!(iv.low_ratio > 0) || !std::isfinite(iv.high_ratio)) return {};
+    const double tf = tflops(*r);
+    out.push_back({tf / iv.high_ratio, tf / iv.low_ratio, r->days * iv.low_ratio, r->days * iv.high_ratio});
+  }
+  return out;
+}
+
+// The band between two curves: the upper one left to right, the lower one back.
+std::string band_polygon(const std::vector<double>& xs, const std::vector<double>& upper,
+                         const std::vector<double>& lower, const std::string& color, const std::string& title) {
+  std::string pts;
+  for (size_t i = 0; i < xs.size(); ++i) pts += svg::number(xs[i]) + "," + svg::number(upper[i]) + " ";
+  for (size_t i = xs.size(); i-- > 0;) pts += svg::number(xs[i]) + "," + svg::number(lower[i]) + " ";
+  return svg::polygon(pts, color, 0.15, "interval", title);
+}
+
+double tflops_of(const CapacityRow& r) {  // at the ranking time, as the days
+  return r.best->prediction.model_tflops_per_gpu * r.best->throughput_scale();
+}
+
+// The curves' extents, the bands' ends included: the axes reach them.
+struct Ranges {
+  double tf_max = 0, days_min = 1e300, days_max = 0;
+};
+Ranges ranges(const std::vector<const CapacityRow*>& ok, const std::vector<Band>& band) {
+  Ranges r;
+  for (const CapacityRow* row : ok) {
+    r.tf_max = std::max(r.tf_max, tflops_of(*row));
+    r.days_max = std::max(r.days_max, row->days);
+    r.days_min = std::min(r.days_min, row->days);
+  }
+  for (const Band& b : band) {
+    r.tf_max = std::max(r.tf_max, b.tf_hi);
+    r.days_max = std::max(r.days_max, b.days_hi);
+    r.days_min = std::min(r.days_min, b.days_lo);
+  }
+  return r;
+}
+
+// Both bands, TFLOP/s then days, at x = xpos(GPUs), y = ytf(TFLOP/s) and yday(days).
+template <class X, class YT, class YD>
+std::string bands_svg(const std::vector<const CapacityRow*>& ok, const std::vector<Band>& band, double level,
+                      const X& xpos, const YT& ytf, const YD& yday) {
+  std::vector<double> xs, tf_hi, tf_lo, d_hi, d_lo;
+  for (size_t i = 0; i < ok.size(); ++i) {
+    xs.push_back(xpos(ok[i]->gpus));
+    tf_hi.push_back(ytf(band[i].tf_hi));
+    tf_lo.push_back(ytf(band[i].tf_lo));
+    d_hi.push_back(yday(band[i].days_hi));
+    d_lo.push_back(yday(band[i].days_lo));
+  }
+  const std::string name = svg::number(level * 100, 0) + "% interval";
+  return band_polygon(xs, tf_hi, tf_lo, svg::color(0), "model TFLOP/s per GPU, " + name) +
+         band_polygon(xs, d_hi, d_lo, svg::color(1), "days to train, " + name);
+}
+
 }  // namespace
 
 std::string scaling_chart(const std::vector<CapacityRow>& rows, double price_per_gpu_hour_usd,
-                          const std::string& days_assumption) {
+                          const std::string& days_assumption, const std::vector<PredictionInterval>& intervals) {
   using chart::kLeft;
   using chart::kTop;
   const double W = 820, H = 320, w = W - kLeft - 70, h = H - kTop - chart::kBottom;
@@ -47,17 +115,11 @@ std::string scaling_chart(const std::vector<CapacityRow>& rows, double price_per
   }
   std::string s = svg::open(W, H, "chart-scaling", "scaling over GPU counts");
   if (ok.empty()) return s + svg::text(W / 2, H / 2, "no GPU count has a plan", 12, "middle") + svg::close();
-  double tf_max = 0, days_max = 0, days_min = 1e300;
   const double g0 = std::log2(static_cast<double>(ok.front()->gpus));
   const double g1 = std::max(g0 + 1, std::log2(static_cast<double>(ok.back()->gpus)));
-  auto tflops = [](const CapacityRow& r) {  // at the ranking time, as the days
-    return r.best->prediction.model_tflops_per_gpu * r.best->throughput_scale();
-  };
-  for (const CapacityRow* r : ok) {
-    tf_max = std::max(tf_max, tflops(*r));
-    days_max = std::max(days_max, r->days);
-    days_min = std::min(days_min, r->days);
-  }
+  const auto tflops = tflops_of;
+  const std::vector<Band> band = bands(rows, ok, intervals, tflops_of);
+  const auto [tf_max, days_min, days_max] = ranges(ok, band);
   const auto [tmax, tstep] = chart::nice_axis(tf_max);
   s += chart::y_axis(kLeft, kTop, h, tmax, tstep, "model TFLOP/s per GPU", w);
 
@@ -78,6 +140,8 @@ std::string scaling_chart(const std::vector<CapacityRow>& rows, double price_per
   auto xpos = [&](int64_t g) {
     return kLeft + (std::log2(static_cast<double>(g)) - g0) / (g1 - g0) * w;
   };
+  if (!band.empty())
+    s += bands_svg(ok, band, intervals.front().level, xpos, [&](double tf) { return kTop + h - tf / tmax * h; }, yday);
   std::string tf_pts, day_pts;
   double last_label_x = -1e9;
   bool staggered = false;
@@ -106,8 +170,9 @@ std::string scaling_chart(const std::vector<CapacityRow>& rows, double price_per
   s += svg::polyline(tf_pts, svg::color(0));
   s += svg::polyline(day_pts, svg::color(1));
   s += svg::text(kLeft + w / 2, H - 22, "GPUs (log scale)", 11, "middle");
-  s += chart::legend(kLeft, H - 6, {{"model TFLOP/s per GPU (left)", svg::color(0)},
-                                    {std::string("days to train (right") + (log_days ? ", log" : "") + ")",
+  const std::string shaded = band.empty() ? "" : "; shaded: its " + svg::number(intervals.front().level * 100, 0) + "% interval";
+  s += chart::legend(kLeft, H - 6, {{"model TFLOP/s per GPU (left" + shaded + ")", svg::color(0)},
+                                    {std::string("days to train (right") + (log_days ? ", log" : "") + shaded + ")",
                                      svg::color(1)}});
   return s + svg::close();
 }

@@ -51,6 +51,12 @@ std::string polyline(const std::string& points, const std::string& stroke, doubl
          "\" stroke-width=\"" + number(width) + "\"/>";
 }
 
+std::string polygon(const std::string& points, const std::string& fill, double opacity,
+                    const std::string& cls, const std::string& title) {
+  return "<polygon class=\"" + cls + "\" points=\"" + points + "\" fill=\"" + fill + "\" fill-opacity=\"" +
+         number(opacity, 2) + "\" stroke=\"none\"><title>" + escape(title) + "</title></polygon>";
+}
+
 std::string circle(double x, double y, double r, const std::string& fill,
                    const std::string& title) {
   std::string s = "<circle cx=\"" + number(x) + "\" cy=\"" + number(y) + "\" r=\"" + number(r) +

@@ -4,6 +4,7 @@
 // message naming the file and the field.
 #include <QComboBox>
 #include <QFile>
+#include <QFileInfo>
 #include <QTemporaryDir>
 
 #include "gui_test_util.hpp"
@@ -53,8 +54,20 @@ class TestActions : public QObject {
       w.export_plan(format, out, launcher);
       QCOMPARE(slurp(out), cli.out);
     }
-    // A plan a format cannot run is refused with the exporter's reason, as the CLI refuses it.
-    // (Not every answer has one; the winner here runs everywhere, so only the happy path is tested.)
+    // A plan a format cannot run is refused with the exporter's reason, as the CLI refuses it:
+    // TorchTitan has no flavor of MT-NLG 530B's shape.
+    for (const char* format : {"torchtitan", "torchtitan-launch"}) {
+      const CliRun cli = run_cli({"export", "--plan", gui_plan, "--format", format});
+      QCOMPARE(cli.code, 2);
+      QString why;
+      try {
+        w.export_plan(format, dir.path() + "/refused", "megatron");
+      } catch (const InputError& e) {
+        why = QString::fromStdString(e.what());
+      }
+      QVERIFY2(!why.isEmpty() && QString::fromUtf8(cli.err).contains(why), qPrintable(why + " | " + QString::fromUtf8(cli.err)));
+      QVERIFY(!QFileInfo::exists(dir.path() + "/refused"));
+    }
 
     // Another row: its plan, not the winner's.
     w.select_row(1);

@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <map>
 
+#include <QAreaSeries>
 #include <QBarSet>
+#include <QLineSeries>
 #include <QChart>
 #include <QStackedBarSeries>
 
@@ -116,6 +118,24 @@ class TestCharts : public QObject {
     const QString title = find<ScalingChartView>(w, "scaling_chart")->chart()->title();
     QVERIFY2(title.contains("20 tokens/parameter"), qPrintable(title));
     QVERIFY2(title.contains("no price given"), qPrintable(title));
+    // Both curves are shaded over their 80% intervals, the band around the curve: TFLOP/s over
+    // [time's high, low] ratio, so the upper edge is at or above each point of the curve.
+    const auto series = find<ScalingChartView>(w, "scaling_chart")->chart()->series();
+    int bands = 0;
+    QLineSeries* curve = nullptr;
+    QAreaSeries* tf_band = nullptr;
+    for (QAbstractSeries* s : series) {
+      if (s->name().contains("80% interval")) ++bands;
+      if (s->name() == "TFLOP/s 80% interval") tf_band = qobject_cast<QAreaSeries*>(s);
+      if (s->name() == "model TFLOP/s per GPU") curve = qobject_cast<QLineSeries*>(s);
+    }
+    QCOMPARE(bands, 2);
+    QVERIFY(tf_band && curve);
+    QCOMPARE(tf_band->upperSeries()->count(), curve->count());
+    for (int k = 0; k < curve->count(); ++k) {
+      QVERIFY(tf_band->upperSeries()->at(k).y() >= curve->at(k).y());
+      QVERIFY(tf_band->lowerSeries()->at(k).y() <= curve->at(k).y());
+    }
   }
 
   void selecting_a_row_redraws_its_plan() {

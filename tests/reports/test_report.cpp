@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <regex>
 
 #include "parallax/core/presets.hpp"
@@ -246,6 +248,29 @@ TEST_CASE("the days axis is logarithmic when the days span more than a decade") 
   const double y40 = days_circle_y(lin, 64), y20 = days_circle_y(lin, 512);
   const double y0 = 30 + 320 - 30 - 60;  // kTop + plot height: the axis' zero
   CHECK(y20 == Approx((y0 + y40) / 2).margin(0.1));
+}
+
+TEST_CASE("the scaling chart shades each curve's prediction interval") {
+  const std::vector<CapacityRow> rows = {row_with_days(64, 10), row_with_days(512, 100), row_with_days(4096, 1000)};
+  CHECK(scaling_chart(rows, 0, "").find("<polygon") == std::string::npos);  // none without intervals
+  PredictionInterval iv;
+  iv.level = 0.8;
+  iv.low_ratio = 0.5;  // measured / predicted time
+  iv.high_ratio = 2.0;
+  const std::string s = scaling_chart(rows, 0, "", {iv, iv, iv});
+  const std::regex band("<polygon class=\"interval\" points=\"([^\"]+)\"");
+  std::vector<std::string> bands;
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), band); it != std::sregex_iterator(); ++it)
+    bands.push_back((*it)[1]);
+  REQUIRE(bands.size() == 2);  // TFLOP/s, then days
+  // The days band's first point: 64 GPUs at 10 x 2 = 20 days, log10(2) of a decade above 10 days.
+  const double y10 = days_circle_y(s, 64), y100 = days_circle_y(s, 512);
+  const std::string first = bands[1].substr(0, bands[1].find(' '));
+  CHECK(std::stod(first.substr(first.find(',') + 1)) == Approx(y10 - (y10 - y100) * std::log10(2.0)).margin(0.15));
+  CHECK(s.find("shaded: its 80% interval") != std::string::npos);
+  // An infinite end leaves the bands out.
+  iv.high_ratio = std::numeric_limits<double>::infinity();
+  CHECK(scaling_chart(rows, 0, "", {iv, iv, iv}).find("<polygon") == std::string::npos);
 }
 
 TEST_CASE("a 35-rank, 240-micro-batch pipeline is shown as ranks and phases that stay legible") {

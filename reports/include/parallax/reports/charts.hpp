@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "parallax/costmodel/intervals.hpp"
 #include "parallax/costmodel/predict.hpp"
 #include "parallax/planner/capacity.hpp"
 #include "parallax/simulator/simulate.hpp"
@@ -27,7 +28,11 @@ std::string pipeline_chart(const SimResult& sim, int64_t pp);
 std::vector<int64_t> pipeline_rows(int64_t pp);
 // TFLOP/s per GPU (at the ranking time) and days to train over GPU counts, the knee marked. The
 // days axis is log10 when the days span more than a decade; `days_assumption` joins its title.
+// With `intervals` (one per row, as rows), each curve has its prediction interval as a band:
+// TFLOP/s / [high, low] ratio and days x [low, high] (a time's ratios; the bands are left out
+// where an end is infinite).
 std::string scaling_chart(const std::vector<CapacityRow>& rows, double price_per_gpu_hour_usd,
-                          const std::string& days_assumption);
+                          const std::string& days_assumption,
+                          const std::vector<PredictionInterval>& intervals = {});
 
 }  // namespace parallax

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "parallax/calibration/megatron_log.hpp"
+#include "parallax/calibration/torchtitan_log.hpp"
 #include "parallax/core/error.hpp"
 #include "parallax/core/json_reader.hpp"
 #include "parallax/core/spec_json.hpp"
@@ -48,17 +49,37 @@ std::string differing_part(const PlanFile& a, const PlanFile& b) {
   return "";
 }
 
-MeasuredPlan read_megatron(const std::string& path, const std::string& text) {
-  const calib::MegatronLog log = calib::parse_megatron_log(text, path);
+// A trainer's log is read with the plan.json of its directory.
+PlanFile plan_beside(const std::string& path) {
   const std::string plan_path = (std::filesystem::path(path).parent_path() / "plan.json").string();
   if (!std::filesystem::exists(plan_path))
     throw InputError(path, "--measured",
-                     "a Megatron-LM log is read with the plan.json of its directory (plan --shortlist "
+                     "a trainer's log is read with the plan.json of its directory (plan --shortlist "
                      "writes one); there is none at " + plan_path);
+  return read_plan_file(read_json_file(plan_path), plan_path);
+}
+
+// A TorchTitan step took global batch x sequence / (tokens per second per GPU x GPUs).
+MeasuredPlan read_torchtitan(const std::string& path, const std::string& text) {
+  const calib::TorchTitanLog log = calib::parse_torchtitan_log(text, path);
+  MeasuredPlan m;
+  m.source = path;
+  m.kind = "torchtitan log";
+  m.plan = plan_beside(path);
+  const double tokens = static_cast<double>(m.plan.job.global_batch * m.plan.model.seq_len);
+  std::vector<double> steps;
+  for (const calib::TorchTitanStep& s : log.steps)
+    steps.push_back(tokens / (s.tokens_per_s_per_gpu * static_cast<double>(m.plan.gpus)));
+  set_steps(m, steps);
+  return m;
+}
+
+MeasuredPlan read_megatron(const std::string& path, const std::string& text) {
+  const calib::MegatronLog log = calib::parse_megatron_log(text, path);
   MeasuredPlan m;
   m.source = path;
   m.kind = log.dialect + " log";
-  m.plan = read_plan_file(read_json_file(plan_path), plan_path);
+  m.plan = plan_beside(path);
   std::vector<double> steps;
   for (const calib::MegatronIteration& it : log.iterations) {
     if (it.global_batch != 0 && it.global_batch != m.plan.job.global_batch)
@@ -74,7 +95,8 @@ MeasuredPlan read_megatron(const std::string& path, const std::string& text) {
 MeasuredPlan read_one(const std::string& path) {
   const std::string text = read_text(path);
   const size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos || text[first] != '{') return read_megatron(path, text);
+  if (first == std::string::npos || text[first] != '{')
+    return calib::looks_like_torchtitan_log(text) ? read_torchtitan(path, text) : read_megatron(path, text);
   MeasuredPlan m;
   m.source = path;
   m.kind = "parallax run";

@@ -1,9 +1,10 @@
 #pragma once
-// plan --measured F...: the shortlist's runs read back (docs/predict.md, "The loop"). Each file is
-// a `parallax run` measurements.json (it names its plan) or a Megatron-LM / Megatron-DeepSpeed
-// log, read with the plan.json of its directory (plan --shortlist writes one there). Executed runs
-// refit the profile (calibration's refit_from_measurements); what error every plan of the job
-// still shares is then measured over refitted prediction, geometric mean over the measured plans.
+// plan --measured F...: the shortlist's runs read back (docs/predict.md, the shortlist). Each file
+// is a `parallax run` measurements.json (it names its plan) or a Megatron-LM, Megatron-DeepSpeed
+// or TorchTitan log, read with the plan.json of its directory (plan --shortlist writes one there).
+// Executed runs refit the profile (calibration's refit_from_measurements); what error every plan
+// of the job still shares is then measured over refitted prediction, geometric mean over the
+// measured plans.
 // The final ranking puts each measured plan at its measured time (median step, warm-up left
 // out), with the interval its own steps give, and every other plan at its refitted time, with the
 // tie rule's ratio error as its interval: anchored on a measured plan of the same job, only the
@@ -24,7 +25,7 @@ namespace parallax::cli {
 
 struct MeasuredPlan {
   std::string source;  // the file
-  std::string kind;    // "parallax run", "megatron-lm log", "megatron-deepspeed log"
+  std::string kind;    // "parallax run", "megatron-lm log", "megatron-deepspeed log", "torchtitan log"
   PlanFile plan;
   std::vector<double> steps_s;  // iteration times, the first (warm-up) left out when there are more
   double time_s = 0;            // their median

@@ -2,6 +2,7 @@
 // directory and its launches, a Megatron-LM benchmark log read back with its plan.json, the final
 // ranking's arithmetic, and the refusals that leave every file already written untouched.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -119,6 +120,30 @@ TEST_CASE("plan --measured reads a Megatron-LM log with its plan.json and ranks 
   }
   CHECK(seen);
   CHECK(json::parse(slurp(base + "/final.json")).at("plan") == f.at("plans")[0].at("plan"));
+}
+
+TEST_CASE("a TorchTitan job's shortlist has TorchTitan launches, and its log is read back by its tps") {
+  const std::string base = fresh_dir("torchtitan");
+  const std::string dir = base + "/sl";
+  const std::string job =
+      "plan --model llama3-8b --cluster dgx-h100-superpod --gpus 8 --global-batch 64 --stack torchtitan "
+      "--simulate-top 0 --top 1000";
+  const CliResult first = run_cli(job + " --shortlist 1 --shortlist-dir " + dir + " --json");
+  REQUIRE(first.code == 0);
+  const json entry = json::parse(first.out).at("shortlist").at("plans")[0];
+  CHECK(std::find(entry.at("files").begin(), entry.at("files").end(), "torchtitan.sh") != entry.at("files").end());
+  CHECK_THAT(slurp(dir + "/1/torchtitan.sh"), Catch::Contains("log_freq = 1"));
+  // TorchTitan's tps is tokens per second per GPU (metrics.py): a step of 64 x 8192 tokens on 8
+  // GPUs at 7,000 tps took 64 x 8192 / (7000 x 8) = 9.3623 s.
+  std::ofstream(dir + "/1/titan.log") << "[titan] step:  1  loss: 12.0  tps: 3,000  tflops: 1.0  mfu: 1%\n"
+                                         "[titan] step:  2  loss: 11.0  tps: 7,000  tflops: 1.0  mfu: 1%\n"
+                                         "[titan] step:  3  loss: 10.0  tps: 7,000  tflops: 1.0  mfu: 1%\n";
+  const CliResult r = run_cli(job + " --measured " + dir + "/1/titan.log --json");
+  REQUIRE(r.code == 0);
+  for (const json& p : json::parse(r.out).at("final").at("plans")) {
+    if (!p.at("measured").get<bool>()) continue;
+    CHECK(p.at("iteration_time_s").get<double>() == Approx(64.0 * 8192 / (7000.0 * 8)));
+  }
 }
 
 TEST_CASE("plan --measured refuses a bad measurement in one line and leaves the written plan file alone") {

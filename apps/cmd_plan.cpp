@@ -320,7 +320,12 @@ void plan_and_print(const PlanArgs& a) {
     o.shortlist = make_shortlist(o.res, o.ties, static_cast<size_t>(a.shortlist.k));
     write_shortlist(*o.shortlist, o.res, in, a.shortlist);
   }
-  if (!a.out.empty()) write_file_atomic(a.out, to_json(PlanFile{in.model, in.cluster, in.job, o.chosen(), in.gpus}).dump(2) + "\n");
+  if (!a.out.empty()) {
+    const PlanFile f{in.model, in.cluster, in.job, o.chosen(), in.gpus};
+    // After measurements, the file says what the plan is expected to take and how sure that is.
+    const nlohmann::json j = o.final ? to_json(f, expectation(*o.final)) : to_json(f);
+    write_file_atomic(a.out, j.dump(2) + "\n");
+  }
   o.compared = compared_plan(a.compare, in, topo);
   if (a.sensitivity) o.sens = sensitivity_analysis(in, o.res);
   if (a.json) print_json(a, o);

@@ -200,6 +200,11 @@ std::string final_text(const FinalRanking& f, size_t top) {
   return s;
 }
 
+PlanExpectation expectation(const FinalRanking& f) {
+  const FinalPlan& p = f.plans.front();
+  return {p.time_s, f.level, p.low_s, p.high_s, {p.basis}};
+}
+
 nlohmann::json final_json(const FinalRanking& f, size_t top) {
   nlohmann::json plans = nlohmann::json::array();
   for (size_t i = 0; i < top && i < f.plans.size(); ++i) {

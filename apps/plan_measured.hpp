@@ -59,6 +59,8 @@ FinalRanking final_ranking(const SearchResult& res, const std::vector<MeasuredPl
                            const std::function<PredictionInterval(const PlanSpec&)>& interval_of);
 
 std::string final_text(const FinalRanking& f, size_t top);
+// The first plan's time and interval, for its plan file.
+PlanExpectation expectation(const FinalRanking& f);
 nlohmann::json final_json(const FinalRanking& f, size_t top);
 
 }  // namespace parallax::cli

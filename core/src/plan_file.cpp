@@ -1,5 +1,7 @@
 #include "parallax/core/plan_file.hpp"
 
+#include <cmath>
+
 #include "parallax/core/error.hpp"
 #include "parallax/core/spec_json.hpp"
 
@@ -16,9 +18,35 @@ json to_json(const PlanFile& f) {
           {"plan", to_json(f.plan)}};
 }
 
+json to_json(const PlanFile& f, const PlanExpectation& e) {
+  json j = to_json(f);
+  j["expected"] = {{"iteration_time_s", e.iteration_time_s},
+                   {"interval", {{"level", e.level}, {"iteration_time_s", {e.low_s, e.high_s}}, {"basis", e.basis}}}};
+  return j;
+}
+
+namespace {
+
+// The "expected" block, checked and left (plan_file.hpp).
+void check_expectation(JsonObjectReader& r) {
+  JsonObjectReader e = r.object("expected");
+  const double t = e.get_number("iteration_time_s", 1e-12, 1e12);
+  JsonObjectReader iv = e.object("interval");
+  iv.get_number("level", 1e-6, 1 - 1e-6);
+  const json& ends = iv.array("iteration_time_s");
+  if (ends.size() != 2 || !ends[0].is_number() || !ends[1].is_number() || !(ends[0].get<double>() > 0) ||
+      !(ends[0].get<double>() <= t) || !(t <= ends[1].get<double>()) || !std::isfinite(ends[1].get<double>()))
+    iv.fail("iteration_time_s", "must be [low, high] with 0 < low <= the expected time <= high");
+  iv.ignore("basis");
+  iv.finish();
+  e.finish();
+}
+
+}  // namespace
+
 PlanFile read_plan_file(const json& j, const std::string& source) {
   JsonObjectReader r(j, source);
-  for (const char* key : {"parallax_plan_version", "model", "cluster", "gpus", "job", "plan"})
+  for (const char* key : {"parallax_plan_version", "model", "cluster", "gpus", "job", "plan", "expected"})
     r.ignore(key);
   r.finish();
   // The version comes first: a newer file may legitimately fail every rule below.
@@ -42,6 +70,7 @@ PlanFile read_plan_file(const json& j, const std::string& source) {
   if (f.plan.num_micro_batches == 0 && f.job.global_batch % per_micro_step == 0)
     f.plan.num_micro_batches = f.job.global_batch / per_micro_step;
   validate_plan(f.model, f.cluster, f.job, f.plan, f.gpus, source);
+  if (r.has("expected")) check_expectation(r);
   return f;
 }
 

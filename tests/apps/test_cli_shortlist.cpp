@@ -119,7 +119,21 @@ TEST_CASE("plan --measured reads a Megatron-LM log with its plan.json and ranks 
     }
   }
   CHECK(seen);
-  CHECK(json::parse(slurp(base + "/final.json")).at("plan") == f.at("plans")[0].at("plan"));
+  // The final plan file: the first plan, with what it is expected to take and its interval.
+  const json written = json::parse(slurp(base + "/final.json"));
+  CHECK(written.at("plan") == f.at("plans")[0].at("plan"));
+  CHECK(written.at("expected").at("iteration_time_s") == f.at("plans")[0].at("iteration_time_s"));
+  CHECK(written.at("expected").at("interval").at("iteration_time_s") ==
+        f.at("plans")[0].at("interval").at("iteration_time_s"));
+  // It exports (and runs) as any plan file.
+  CHECK(run_cli("export --format megatron --plan " + base + "/final.json").code == 0);
+  // A broken expectation is refused by name.
+  json bad = written;
+  bad["expected"]["interval"]["iteration_time_s"] = {2.0, 3.0};  // not around the time
+  std::ofstream(base + "/bad.json") << bad.dump();
+  const CliResult refused = run_cli("export --format megatron --plan " + base + "/bad.json");
+  CHECK(refused.code == 2);
+  CHECK_THAT(refused.err, Catch::Contains("$.expected.interval.iteration_time_s"));
 }
 
 TEST_CASE("a TorchTitan job's shortlist has TorchTitan launches, and its log is read back by its tps") {
@@ -140,10 +154,14 @@ TEST_CASE("a TorchTitan job's shortlist has TorchTitan launches, and its log is 
                                          "[titan] step:  3  loss: 10.0  tps: 7,000  tflops: 1.0  mfu: 1%\n";
   const CliResult r = run_cli(job + " --measured " + dir + "/1/titan.log --json");
   REQUIRE(r.code == 0);
-  for (const json& p : json::parse(r.out).at("final").at("plans")) {
+  const json out = json::parse(r.out);  // a named value: the loop below walks inside it
+  bool seen = false;
+  for (const json& p : out.at("final").at("plans")) {
     if (!p.at("measured").get<bool>()) continue;
+    seen = true;
     CHECK(p.at("iteration_time_s").get<double>() == Approx(64.0 * 8192 / (7000.0 * 8)));
   }
+  CHECK(seen);
 }
 
 TEST_CASE("plan --measured refuses a bad measurement in one line and leaves the written plan file alone") {

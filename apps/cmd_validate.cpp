@@ -175,9 +175,6 @@ void run_coverage(const ValidateArgs& a) {
   if (a.json) std::cout << j.dump(2) << '\n';
 }
 
-// The sweeps a finite tie rule needs at `level` (intervals.hpp).
-std::string units_needed_text(double level) { return std::to_string(tie_rule(ResidualTable{}, level).needed); }
-
 // Each sweep's shortlist of K from its out-of-sample predictions, under the tie rule of the other
 // groups' sweeps: does it hold the plan measured fastest?
 void run_shortlist_check(const ValidateArgs& a) {
@@ -206,8 +203,9 @@ void run_shortlist_check(const ValidateArgs& a) {
             << "predictions and tie rule without its source group; sigma: one plan's log-time error):\n"
             << tt.str() << "the shortlist holds the measured-fastest plan on " << held << " of "
             << sweeps.size() << " sweeps (" << small << " of them have no more plans than the shortlist)\n";
-  if (std::any_of(sweeps.begin(), sweeps.end(), [](const SweepShortlist& s) { return std::isinf(s.sigma); }))
-    std::cout << "sigma inf: fewer than " << units_needed_text(level)
+  const auto no_rule = std::find_if(sweeps.begin(), sweeps.end(), [](const SweepShortlist& s) { return std::isinf(s.sigma); });
+  if (no_rule != sweeps.end())
+    std::cout << "sigma inf: fewer than " << no_rule->rule_needed
               << " sweeps outside the sweep's source group, so no tie rule: every plan has the same odds and the "
                  "shortlist is the fastest predicted\n";
 }

@@ -10,11 +10,10 @@
 #include "parallax/core/error.hpp"
 #include "parallax/core/gpu_spec.hpp"
 #include "parallax/core/plan_file.hpp"
-#include "parallax/core/presets.hpp"
 #include "parallax/core/spec_json.hpp"
-#include "parallax/core/stack_spec.hpp"
 #include "parallax/costmodel/shortlist.hpp"
 #include "parallax/export/export_text.hpp"
+#include "parallax/export/launchers.hpp"
 #include "parallax/inputs/plan_text.hpp"
 #include "text_table.hpp"
 
@@ -52,15 +51,6 @@ constexpr StackLaunch kStackLaunches[] = {
     {"deepspeed", "megatron-deepspeed.sbatch", "megatron-deepspeed"},
     {"torchtitan", "torchtitan.sh", "torchtitan-launch"},
 };
-
-// Why `parallax run` cannot run the plan ("" when it can): the executor's capability table.
-std::string executor_refusal(const PlanFile& f) {
-  JobSpec executor = f.job;
-  executor.framework = "parallax-executor";
-  executor.capabilities = load_stack("parallax-executor").capabilities;
-  const auto r = stack_refusal(f.model, executor, f.plan);
-  return r ? r->rule + " (" + r->path + ")" : "";
-}
 
 // `parallax run` on one host: mpirun from the plan's directory, measurements.json beside it.
 std::string parallax_script(const PlanFile& f, size_t n, size_t rank, int64_t steps) {
@@ -101,7 +91,7 @@ void write_entry(ShortlistEntry& e, const PlanFile& f, const fs::path& dir, size
       e.left_out.emplace_back(file, err.rule());
     }
   };
-  if (const std::string why = executor_refusal(f); !why.empty()) e.left_out.emplace_back("parallax.sh", why);
+  if (const std::string why = parallax_run_refusal(f); !why.empty()) e.left_out.emplace_back("parallax.sh", why);
   else if (plan_hosts(f) == 1) add("parallax.sh", [&] { return parallax_script(f, n, e.index + 1, a.iters); });
   else add("parallax.sbatch", [&] { return export_text(f, "slurm", o, "parallax"); });
   const std::string exporter = to_string(f.job.capabilities.exporter);

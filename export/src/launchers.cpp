@@ -115,6 +115,14 @@ std::string torchrun_pretrain_gpt(const PlanFile& f, const LaunchOptions& o,
 
 }  // namespace
 
+std::string parallax_run_refusal(const PlanFile& f) {
+  JobSpec executor = f.job;
+  executor.framework = "parallax-executor";
+  executor.capabilities = load_stack("parallax-executor").capabilities;
+  const auto r = stack_refusal(f.model, executor, f.plan);
+  return r ? r->rule + " (" + r->path + ")" : "";
+}
+
 int64_t plan_hosts(const PlanFile& f) {
   return (f.gpus + f.cluster.host_gpus() - 1) / f.cluster.host_gpus();
 }
@@ -167,11 +175,8 @@ struct ParallaxRun {
 };
 
 ParallaxRun parallax_run(const PlanFile& f, const LaunchOptions& o, const char* format) {
-  JobSpec executor = f.job;
-  executor.framework = "parallax-executor";
-  executor.capabilities = load_stack("parallax-executor").capabilities;
-  if (const auto r = stack_refusal(f.model, executor, f.plan))
-    throw InputError("export", format, "parallax run cannot run this plan: " + r->rule + " (" + r->path + ")");
+  if (const std::string why = parallax_run_refusal(f); !why.empty())
+    throw InputError("export", format, "parallax run cannot run this plan: " + why);
   const bool gpu = compute_capability_major(f.cluster.gpu).has_value();
   // A benchmark: its steps, and the measurements plan --measured reads, beside the plan.
   const std::string bench = o.benchmark_iters > 0

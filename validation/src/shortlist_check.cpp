@@ -24,6 +24,7 @@ SweepShortlist check_sweep(const ResidualTable& t, std::vector<const ResidualRow
   const TieRule rule = tie_rule(t, level, rows.front()->group);  // out of sample
   s.sigma = plan_error_sigma(rule);
   s.rule_sweeps = rule.sweeps;
+  s.rule_needed = rule.needed;
   std::vector<double> predicted;
   size_t fastest = 0;
   for (size_t i = 0; i < rows.size(); ++i) {

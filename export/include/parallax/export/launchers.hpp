@@ -28,6 +28,10 @@ struct LaunchOptions {
 // call nodes, several per node of the plan where an NVLink domain spans hosts (GB200 NVL72).
 int64_t plan_hosts(const PlanFile& f);
 
+// Why `parallax run` cannot run the plan (its stack's capability table,
+// presets/stacks/parallax-executor.json): "rule (path)", or "" when it can.
+std::string parallax_run_refusal(const PlanFile& f);
+
 std::string slurm_megatron_script(const PlanFile& f, const LaunchOptions& o);
 // Megatron-DeepSpeed (megatron_deepspeed.hpp): the script writes the plan's DeepSpeed config
 // beside itself, then runs $MEGATRON_DIR/pretrain_gpt.py under torchrun on every node.

@@ -20,6 +20,7 @@ struct SweepShortlist {
   size_t measured_fastest_rank = 0;    // its rank by predicted time, 1-based
   double sigma = 0;                    // one plan's log-time deviation (plan_error_sigma)
   size_t rule_sweeps = 0;              // the other groups' sweeps the rule rests on
+  size_t rule_needed = 0;              // the sweeps a finite rule needs at the level
   bool holds() const;                  // the shortlist holds the measured-fastest row
 };
 
